@@ -1,0 +1,52 @@
+// Flat ESLint config. The layer rule below is the dependency direction of STYLE.md:
+// core ← config ← db ← catalog ← tools ← {mcp, api, llm} ← http ← cli, and db ← auth ← {api, http, cli}.
+import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+
+const layers = {
+  core: [],
+  config: ['core'],
+  db: ['core', 'config'],
+  catalog: ['core', 'config', 'db'],
+  tools: ['core', 'config', 'db', 'catalog'],
+  auth: ['core', 'config', 'db'],
+  mcp: ['core', 'config', 'db', 'catalog', 'tools'],
+  api: ['core', 'config', 'db', 'catalog', 'tools', 'auth'],
+  llm: ['core', 'config', 'db', 'catalog', 'tools'],
+  http: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api', 'llm'],
+  cli: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api', 'llm', 'http'],
+};
+const all = Object.keys(layers);
+const zones = all.flatMap((layer) =>
+  all
+    .filter((other) => other !== layer && !layers[layer].includes(other))
+    .map((other) => ({
+      target: `./src/${layer}`,
+      from: `./src/${other}`,
+      message: `src/${layer} may not import src/${other} (see STYLE.md, dependency direction).`,
+    })),
+);
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.node22/**', 'web/**', '.pgmcp/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts', '**/*.mjs', '**/*.js'],
+    plugins: { 'import-x': importX },
+    rules: {
+      'import-x/no-restricted-paths': ['error', { zones }],
+      'import-x/enforce-node-protocol-usage': ['error', 'always'],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'error',
+    },
+  },
+  {
+    files: ['src/cli/**', 'bench/**', 'scripts/**', 'test/**', 'examples/**'],
+    rules: { 'no-console': 'off' },
+  },
+  {
+    files: ['src/**/*.test.ts', 'test/**'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+);
