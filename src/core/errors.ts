@@ -1,0 +1,82 @@
+// One internal error type for every layer; only the edges (mcp/, http/, api/) map it to a wire form.
+
+export type ErrorCategory =
+  | 'input' // the caller sent something wrong: fix the request
+  | 'not_found'
+  | 'auth' // authentication required or failed
+  | 'forbidden'
+  | 'timeout'
+  | 'unavailable' // database down, pool exhausted, embedded child restarting
+  | 'conflict'
+  | 'database' // SQL or business error raised by PostgreSQL
+  | 'config'
+  | 'internal';
+
+export interface AppErrorOptions {
+  category: ErrorCategory;
+  details?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: string;
+  readonly category: ErrorCategory;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: string, message: string, options: AppErrorOptions) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.category = options.category;
+    this.details = options.details;
+  }
+}
+
+export function isAppError(value: unknown): value is AppError {
+  return value instanceof AppError;
+}
+
+/**
+ * Error codes: PGMCP + three digits, grouped by layer. Catalogued in docs/errors.md;
+ * a unit test keeps the two in step.
+ */
+export const ErrorCodes = {
+  // 1xx config
+  CONFIG_INVALID: 'PGMCP101',
+  CONFIG_FILE_UNREADABLE: 'PGMCP102',
+  // 2xx db
+  DB_UNAVAILABLE: 'PGMCP201',
+  DB_QUERY_FAILED: 'PGMCP202',
+  DB_TIMEOUT: 'PGMCP203',
+  DB_CANCELLED: 'PGMCP204',
+  EMBEDDED_LOCKED: 'PGMCP205',
+  EMBEDDED_START_FAILED: 'PGMCP206',
+  RESULT_TOO_LARGE: 'PGMCP207',
+  // 3xx tools
+  TOOL_INPUT_INVALID: 'PGMCP301',
+  TOOL_NOT_FOUND: 'PGMCP302',
+  RESOURCE_NOT_FOUND: 'PGMCP303',
+  PROMPT_NOT_FOUND: 'PGMCP304',
+  PROMPT_ARGUMENT_MISSING: 'PGMCP305',
+  WRITE_NOT_ALLOWED: 'PGMCP306',
+  CAPABILITY_MISSING: 'PGMCP307',
+  // 4xx protocol
+  PROTOCOL_INVALID_PARAMS: 'PGMCP401',
+  PROTOCOL_INVALID_CURSOR: 'PGMCP402',
+  PROTOCOL_INVALID_STATE: 'PGMCP403',
+  PROTOCOL_NOT_INITIALIZED: 'PGMCP404',
+  // 5xx http
+  HTTP_ORIGIN_FORBIDDEN: 'PGMCP501',
+  HTTP_SESSION_UNKNOWN: 'PGMCP502',
+  // 9xx internal
+  INTERNAL: 'PGMCP900',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+export function internalError(cause: unknown): AppError {
+  return new AppError(ErrorCodes.INTERNAL, 'Internal error; see the server log for details.', {
+    category: 'internal',
+    cause,
+  });
+}

@@ -1,0 +1,132 @@
+// What a tool, resource, resource template or prompt is, independent of any transport.
+// tools/ builds these; mcp/ and api/ serve them.
+import type { PromptResult, ResourceReadResult, ToolResult } from './content.js';
+import type { JsonSchema } from './json-schema.js';
+import type { Principal } from './principal.js';
+
+export type LogLevel =
+  | 'debug'
+  | 'info'
+  | 'notice'
+  | 'warning'
+  | 'error'
+  | 'critical'
+  | 'alert'
+  | 'emergency';
+
+export const LOG_LEVELS: readonly LogLevel[] = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+];
+
+/** Something the server needs from the client before it can finish a call. */
+export interface InputRequest {
+  method: 'elicitation/create' | 'sampling/createMessage' | 'roots/list';
+  params: Record<string, unknown>;
+}
+
+/** The capability a client must declare for each kind of input request. */
+export const INPUT_CAPABILITY: Record<InputRequest['method'], string> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
+
+/**
+ * Everything a handler may use while it runs. The protocol layer provides it; handlers
+ * never see sessions, eras or transports.
+ */
+export interface CallContext {
+  readonly principal: Principal;
+  /** Aborted when the client cancels the request or goes away (where that means cancel). */
+  readonly signal: AbortSignal;
+  /** Report progress; does nothing when the client asked for none. Values must increase. */
+  progress(progress: number, total?: number, message?: string): void;
+  /** Send a log message to the client, if its level is enabled for this request. */
+  log(level: LogLevel, data: unknown, logger?: string): void;
+  /** Whether the client declared this capability (e.g. 'elicitation', 'sampling', 'roots'). */
+  clientSupports(capability: string): boolean;
+  /**
+   * Ask the client for input (elicitation, sampling, roots). Resolves with one result per key.
+   * Legacy era: server→client requests on the request's stream. Modern era: the call
+   * is answered with an input-required result and re-run when the client comes back with
+   * the answers; handlers must therefore do nothing irreversible before asking.
+   * Rejects with CAPABILITY_MISSING if the client did not declare what a request needs.
+   */
+  requestInput<K extends string>(requests: Record<K, InputRequest>): Promise<Record<K, unknown>>;
+}
+
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface ToolSpec {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations?: ToolAnnotations;
+  /** Arguments have been validated against inputSchema (omitted arguments arrive as {}). */
+  call(args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult>;
+}
+
+export interface ResourceSpec {
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  read(ctx: CallContext): Promise<ResourceReadResult>;
+}
+
+export interface CompletionResult {
+  values: string[];
+  total?: number;
+  hasMore?: boolean;
+}
+
+export interface ResourceTemplateSpec {
+  uriTemplate: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  /** Returns the template variables if the URI belongs to this template, else null. */
+  match(uri: string): Record<string, string> | null;
+  read(uri: string, vars: Record<string, string>, ctx: CallContext): Promise<ResourceReadResult>;
+  complete?(
+    argument: string,
+    value: string,
+    context: Record<string, string>,
+  ): Promise<CompletionResult>;
+}
+
+export interface PromptArgumentSpec {
+  name: string;
+  description?: string;
+  required?: boolean;
+}
+
+export interface PromptSpec {
+  name: string;
+  title?: string;
+  description?: string;
+  arguments?: PromptArgumentSpec[];
+  get(args: Record<string, string>, ctx: CallContext): Promise<PromptResult>;
+  complete?(
+    argument: string,
+    value: string,
+    context: Record<string, string>,
+  ): Promise<CompletionResult>;
+}

@@ -1,0 +1,88 @@
+// Builds the CallContext a handler sees, for either era.
+import { AppError, ErrorCodes } from '../core/errors.js';
+import type { Principal } from '../core/principal.js';
+import { INPUT_CAPABILITY, LOG_LEVELS, type CallContext, type InputRequest, type LogLevel } from '../core/specs.js';
+import type { Exchange } from './exchange.js';
+import { isObject, type JsonRpcId } from './jsonrpc.js';
+
+export interface ContextInput {
+  exchange: Exchange;
+  principal: Principal;
+  signal: AbortSignal;
+  progressToken: string | number | undefined;
+  logLevel: LogLevel | null;
+  clientCapabilities: Record<string, unknown>;
+  /** Provided by the modern era (input-required rounds); the legacy era asks the client directly. */
+  requestInput?: CallContext['requestInput'];
+}
+
+export interface BuiltContext {
+  ctx: CallContext;
+  /** Stop emitting progress and logs: the request is answered. */
+  finish(): void;
+}
+
+const rank = (level: LogLevel): number => LOG_LEVELS.indexOf(level);
+
+export function buildContext(input: ContextInput): BuiltContext {
+  const { exchange, progressToken, logLevel, clientCapabilities } = input;
+  let done = false;
+  let lastProgress = -Infinity;
+
+  const legacyRequestInput = async <K extends string>(
+    requests: Record<K, InputRequest>,
+  ): Promise<Record<K, unknown>> => {
+    const entries = Object.entries(requests) as [K, InputRequest][];
+    for (const [, request] of entries) {
+      const capability = INPUT_CAPABILITY[request.method];
+      if (!isObject(clientCapabilities[capability])) {
+        throw new AppError(
+          ErrorCodes.CAPABILITY_MISSING,
+          `The client does not support ${capability} (it did not declare the capability), so this cannot run.`,
+          { category: 'input', details: { requiredCapabilities: { [capability]: {} } } },
+        );
+      }
+    }
+    const out = {} as Record<K, unknown>;
+    for (const [key, request] of entries) {
+      out[key] = await exchange.request(request.method, request.params, input.signal);
+    }
+    return out;
+  };
+
+  const ctx: CallContext = {
+    principal: input.principal,
+    signal: input.signal,
+    progress(progress, total, message) {
+      if (done || progressToken === undefined || !(progress > lastProgress)) return;
+      lastProgress = progress;
+      const params: Record<string, unknown> = { progressToken, progress };
+      if (total !== undefined) params['total'] = total;
+      if (message !== undefined) params['message'] = message;
+      exchange.notify('notifications/progress', params);
+    },
+    log(level, data, logger) {
+      if (done || logLevel === null || rank(level) < rank(logLevel)) return;
+      const params: Record<string, unknown> = { level, data };
+      if (logger !== undefined) params['logger'] = logger;
+      exchange.notify('notifications/message', params);
+    },
+    clientSupports: (capability) => isObject(clientCapabilities[capability]),
+    requestInput: input.requestInput ?? legacyRequestInput,
+  };
+  return {
+    ctx,
+    finish() {
+      done = true;
+    },
+  };
+}
+
+export function progressTokenOf(params: Record<string, unknown>): string | number | undefined {
+  const meta = params['_meta'];
+  if (!isObject(meta)) return undefined;
+  const token = meta['progressToken'];
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
+export type { JsonRpcId };

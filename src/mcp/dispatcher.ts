@@ -1,0 +1,210 @@
+// The protocol core: one method table built at start; each request is classified into
+// the legacy era (initialize + session) or the modern era (_meta envelope, stateless),
+// checked, dispatched, and its outcome mapped to a JSON-RPC result or error in one place.
+import type { Logger } from 'pino';
+import { isAppError } from '../core/errors.js';
+import type { Registry } from '../tools/registry.js';
+import type { Exchange } from './exchange.js';
+import {
+  errorResponse,
+  isObject,
+  resultResponse,
+  RpcCodes,
+  RpcError,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from './jsonrpc.js';
+import { createFeatures, type FeatureOptions, type RequestScope } from './features.js';
+import {
+  ALL_VERSIONS,
+  isModernVersion,
+  META_CLIENT_CAPABILITIES,
+  META_LOG_LEVEL,
+  META_PROTOCOL_VERSION,
+  META_SERVER_INFO,
+} from './versions.js';
+import { LOG_LEVELS, type LogLevel } from '../core/specs.js';
+
+export type Era = 'legacy' | 'modern';
+
+export interface DispatcherOptions extends FeatureOptions {
+  registry: Registry;
+  logger: Logger;
+}
+
+export interface Outcome {
+  response: JsonRpcResponse;
+  /** HTTP status to answer with (200 unless the era's rules say otherwise). */
+  status: number;
+}
+
+export interface Dispatcher {
+  eraOf(request: JsonRpcRequest): Era;
+  handleRequest(request: JsonRpcRequest, exchange: Exchange): Promise<Outcome>;
+  handleNotification(notification: JsonRpcNotification, exchange: Exchange): void;
+  /** Capabilities as advertised by initialize and server/discover. */
+  readonly capabilities: Record<string, unknown>;
+  readonly serverInfo: { name: string; version: string };
+}
+
+type Handler = (params: Record<string, unknown>, scope: RequestScope) => Promise<Record<string, unknown>>;
+
+interface MethodDef {
+  eras: readonly Era[];
+  handler: Handler;
+  /** may be called before notifications/initialized (legacy) */
+  early?: boolean;
+}
+
+/** Methods that exist only with sessions; called in modern form they are unknown (404). */
+const LEGACY_ONLY: readonly Era[] = ['legacy'];
+const BOTH: readonly Era[] = ['legacy', 'modern'];
+const MODERN_ONLY: readonly Era[] = ['modern'];
+
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
+  const { logger } = options;
+  const features = createFeatures(options);
+  const serverInfoMeta = { [META_SERVER_INFO]: features.serverInfo };
+
+  const table: Record<string, MethodDef> = {
+    initialize: { eras: LEGACY_ONLY, handler: features.initialize, early: true },
+    ping: { eras: LEGACY_ONLY, handler: async () => ({}), early: true },
+    'logging/setLevel': { eras: LEGACY_ONLY, handler: features.setLevel },
+    'resources/subscribe': { eras: LEGACY_ONLY, handler: features.subscribe },
+    'resources/unsubscribe': { eras: LEGACY_ONLY, handler: features.unsubscribe },
+    'server/discover': { eras: MODERN_ONLY, handler: features.discover },
+    'tools/list': { eras: BOTH, handler: features.listTools },
+    'tools/call': { eras: BOTH, handler: features.callTool },
+    'resources/list': { eras: BOTH, handler: features.listResources },
+    'resources/templates/list': { eras: BOTH, handler: features.listTemplates },
+    'resources/read': { eras: BOTH, handler: features.readResource },
+    'prompts/list': { eras: BOTH, handler: features.listPrompts },
+    'prompts/get': { eras: BOTH, handler: features.getPrompt },
+    'completion/complete': { eras: BOTH, handler: features.complete },
+  };
+
+  const eraOf = (request: JsonRpcRequest): Era => {
+    const meta = request.params?.['_meta'];
+    return isObject(meta) && META_PROTOCOL_VERSION in meta ? 'modern' : 'legacy';
+  };
+
+  /** Checks the modern envelope; returns the request's client capabilities and log level. */
+  const checkModernEnvelope = (
+    params: Record<string, unknown>,
+  ): { capabilities: Record<string, unknown>; logLevel: LogLevel | null; version: string } => {
+    const meta = params['_meta'] as Record<string, unknown>;
+    const version = meta[META_PROTOCOL_VERSION];
+    if (typeof version !== 'string') {
+      throw new RpcError(RpcCodes.INVALID_PARAMS, `_meta["${META_PROTOCOL_VERSION}"] must be a string.`);
+    }
+    if (!isModernVersion(version)) {
+      throw new RpcError(
+        RpcCodes.UNSUPPORTED_VERSION,
+        `Protocol version ${version} is not supported; supported versions: ${ALL_VERSIONS.join(', ')}.`,
+        { requested: version, supported: ALL_VERSIONS },
+      );
+    }
+    const capabilities = meta[META_CLIENT_CAPABILITIES];
+    if (!isObject(capabilities)) {
+      throw new RpcError(
+        RpcCodes.INVALID_PARAMS,
+        `_meta["${META_CLIENT_CAPABILITIES}"] is required (use {} for none).`,
+      );
+    }
+    const level = meta[META_LOG_LEVEL];
+    if (level !== undefined && !LOG_LEVELS.includes(level as LogLevel)) {
+      throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown log level ${JSON.stringify(level)}.`);
+    }
+    return { capabilities, logLevel: (level as LogLevel | undefined) ?? null, version };
+  };
+
+  const run = async (request: JsonRpcRequest, exchange: Exchange): Promise<Outcome> => {
+    const era = eraOf(request);
+    const params = request.params ?? {};
+    const def = table[request.method];
+    if (!def || !def.eras.includes(era)) {
+      throw new RpcError(RpcCodes.METHOD_NOT_FOUND, `Method not found: ${request.method}`);
+    }
+    let scope: RequestScope;
+    if (era === 'modern') {
+      const envelope = checkModernEnvelope(params);
+      scope = {
+        era,
+        id: request.id,
+        exchange,
+        clientCapabilities: envelope.capabilities,
+        logLevel: envelope.logLevel,
+        protocolVersion: envelope.version,
+      };
+    } else {
+      const session = exchange.session;
+      if (!session) {
+        throw new RpcError(RpcCodes.INVALID_REQUEST, 'No session: send initialize first.');
+      }
+      if (session.protocolVersion === null && request.method !== 'initialize' && !def.early) {
+        throw new RpcError(RpcCodes.INVALID_REQUEST, 'The session is not initialized: send initialize first.');
+      }
+      scope = {
+        era,
+        id: request.id,
+        exchange,
+        clientCapabilities: session.clientCapabilities,
+        logLevel: session.logLevel ?? 'info',
+        protocolVersion: session.protocolVersion ?? '',
+      };
+    }
+    const result = await def.handler(params, scope);
+    if (era === 'modern') {
+      result['resultType'] ??= 'complete';
+      result['_meta'] = { ...(isObject(result['_meta']) ? result['_meta'] : {}), ...serverInfoMeta };
+    }
+    return { response: resultResponse(request.id, result), status: 200 };
+  };
+
+  return {
+    eraOf,
+    capabilities: features.capabilities,
+    serverInfo: features.serverInfo,
+    async handleRequest(request, exchange) {
+      try {
+        return await run(request, exchange);
+      } catch (error) {
+        if (error instanceof RpcError) {
+          const body: { code: number; message: string; data?: unknown } = {
+            code: error.code,
+            message: error.message,
+          };
+          if (error.data !== undefined) body.data = error.data;
+          const modern = eraOf(request) === 'modern';
+          return {
+            response: errorResponse(request.id, body),
+            status: modern || error.code === RpcCodes.HEADER_MISMATCH ? error.httpStatus : 200,
+          };
+        }
+        const ref = `${Date.now().toString(36)}-${String(request.id).slice(0, 16)}`;
+        logger.error({ err: error, method: request.method, ref }, 'request failed');
+        const message = isAppError(error) && error.category !== 'internal' ? error.message : `Internal error (reference ${ref}).`;
+        return { response: errorResponse(request.id, { code: RpcCodes.INTERNAL_ERROR, message }), status: 200 };
+      }
+    },
+    handleNotification(notification, exchange) {
+      const params = notification.params ?? {};
+      switch (notification.method) {
+        case 'notifications/initialized':
+          if (exchange.session) exchange.session.initialized = true;
+          return;
+        case 'notifications/cancelled': {
+          const id = params['requestId'];
+          if ((typeof id === 'string' || typeof id === 'number') && exchange.inFlight) {
+            exchange.inFlight.get(id)?.abort(new Error(String(params['reason'] ?? 'cancelled by the client')));
+          }
+          return;
+        }
+        default:
+          // roots/list_changed and unknown notifications need no action.
+          return;
+      }
+    },
+  };
+}

@@ -1,0 +1,17 @@
+// What a transport hands the dispatcher with each incoming request.
+import type { Principal } from '../core/principal.js';
+import type { InFlight, Session } from './session.js';
+
+export interface Exchange {
+  /** The legacy-era session (stdio: the process's; HTTP: from Mcp-Session-Id); null in the modern era. */
+  session: Session | null;
+  principal: Principal;
+  /** Where the request registers so notifications/cancelled can stop it; null where cancellation is by closing the stream. */
+  inFlight: InFlight | null;
+  /** Send a notification tied to this request (progress, log) on the request's own stream. */
+  notify(method: string, params: Record<string, unknown>): void;
+  /** Send a server→client request tied to this request and wait for the client's result. */
+  request(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
+  /** Aborted by the transport (modern era: the client closed the response stream). */
+  signal?: AbortSignal;
+}

@@ -1,0 +1,349 @@
+// Handlers of the MCP methods, shared by both eras. Unknown names are protocol errors
+// raised before a handler runs; everything that goes wrong inside a tool becomes an
+// isError result (STYLE.md: decide tool error vs protocol error in one place).
+import { AppError, ErrorCodes, isAppError } from '../core/errors.js';
+import type { ToolResult } from '../core/content.js';
+import { LOG_LEVELS, type CallContext, type LogLevel } from '../core/specs.js';
+import type { Registry } from '../tools/registry.js';
+import { buildContext, progressTokenOf } from './call-context.js';
+import type { Exchange } from './exchange.js';
+import {
+  InputRequiredSignal,
+  inputRequiredResult,
+  modernRequestInput,
+  openRound,
+  targetOf,
+} from './input-required.js';
+import { isObject, RpcCodes, RpcError, type JsonRpcId } from './jsonrpc.js';
+import { paginate } from './pagination.js';
+import type { Signer } from './signed.js';
+import { ALL_VERSIONS, negotiateLegacy } from './versions.js';
+
+export interface FeatureOptions {
+  registry: Registry;
+  serverInfo: { name: string; version: string; title?: string; description?: string };
+  instructions?: string | null;
+  toolDescriptionSuffix?: string | null;
+  signer: Signer;
+  pageSize?: number;
+  /** ttlMs hint on modern-era lists and reads. */
+  listTtlMs?: number;
+}
+
+export interface RequestScope {
+  era: 'legacy' | 'modern';
+  id: JsonRpcId;
+  exchange: Exchange;
+  clientCapabilities: Record<string, unknown>;
+  logLevel: LogLevel | null;
+  protocolVersion: string;
+}
+
+type Handler = (params: Record<string, unknown>, scope: RequestScope) => Promise<Record<string, unknown>>;
+
+export interface Features {
+  capabilities: Record<string, unknown>;
+  serverInfo: { name: string; version: string };
+  initialize: Handler;
+  setLevel: Handler;
+  subscribe: Handler;
+  unsubscribe: Handler;
+  discover: Handler;
+  listTools: Handler;
+  callTool: Handler;
+  listResources: Handler;
+  listTemplates: Handler;
+  readResource: Handler;
+  listPrompts: Handler;
+  getPrompt: Handler;
+  complete: Handler;
+}
+
+function requireString(params: Record<string, unknown>, key: string): string {
+  const value = params[key];
+  if (typeof value !== 'string' || value === '') {
+    throw new RpcError(RpcCodes.INVALID_PARAMS, `params.${key} must be a non-empty string.`);
+  }
+  return value;
+}
+
+export function createFeatures(options: FeatureOptions): Features {
+  const { registry, signer } = options;
+  const pageSize = options.pageSize ?? 100;
+  const ttlMs = options.listTtlMs ?? 60_000;
+  const suffix = options.toolDescriptionSuffix?.trim();
+  const serverInfo = { name: options.serverInfo.name, version: options.serverInfo.version };
+  const capabilities = {
+    tools: { listChanged: true },
+    resources: { subscribe: true, listChanged: true },
+    prompts: { listChanged: true },
+    completions: {},
+    logging: {},
+  };
+
+  const cacheHints = (scope: RequestScope, cacheScope: 'public' | 'private'): Record<string, unknown> =>
+    scope.era === 'modern' ? { ttlMs, cacheScope } : {};
+
+  /**
+   * Runs a handler with a CallContext; in the modern era also the input-required rounds.
+   * Returns the handler's value, or an input-required result.
+   */
+  const withContext = async <T>(
+    params: Record<string, unknown>,
+    scope: RequestScope,
+    target: { method: string; name: string; args: unknown },
+    body: (ctx: CallContext) => Promise<T>,
+  ): Promise<{ value: T } | { inputRequired: Record<string, unknown> }> => {
+    const controller = new AbortController();
+    const outer = scope.exchange.signal;
+    const onOuterAbort = (): void => controller.abort(outer?.reason);
+    if (outer?.aborted) controller.abort(outer.reason);
+    outer?.addEventListener('abort', onOuterAbort, { once: true });
+    scope.exchange.inFlight?.set(scope.id, controller);
+    const round =
+      scope.era === 'modern'
+        ? openRound(signer, targetOf(target.method, target.name, target.args), params)
+        : undefined;
+    const built = buildContext({
+      exchange: scope.exchange,
+      principal: scope.exchange.principal,
+      signal: controller.signal,
+      progressToken: progressTokenOf(params),
+      logLevel: scope.logLevel,
+      clientCapabilities: scope.clientCapabilities,
+      requestInput: round ? modernRequestInput(round, scope.clientCapabilities) : undefined,
+    });
+    try {
+      return { value: await body(built.ctx) };
+    } catch (error) {
+      if (error instanceof InputRequiredSignal && round) {
+        return { inputRequired: inputRequiredResult(signer, round, error) };
+      }
+      if (isAppError(error) && error.code === ErrorCodes.CAPABILITY_MISSING && scope.era === 'modern') {
+        throw new RpcError(RpcCodes.MISSING_CAPABILITY, error.message, {
+          requiredCapabilities: error.details?.['requiredCapabilities'] ?? {},
+        });
+      }
+      throw error;
+    } finally {
+      built.finish();
+      scope.exchange.inFlight?.delete(scope.id);
+      outer?.removeEventListener('abort', onOuterAbort);
+    }
+  };
+
+  const toolError = (message: string): ToolResult => ({
+    content: [{ type: 'text', text: message }],
+    isError: true,
+  });
+
+  return {
+    capabilities,
+    serverInfo,
+
+    async initialize(params, scope) {
+      const session = scope.exchange.session;
+      if (!session) throw new RpcError(RpcCodes.INVALID_REQUEST, 'initialize needs a connection that keeps a session.');
+      const version = negotiateLegacy(params['protocolVersion']);
+      session.protocolVersion = version;
+      session.clientCapabilities = isObject(params['capabilities']) ? params['capabilities'] : {};
+      session.clientInfo = isObject(params['clientInfo']) ? params['clientInfo'] : null;
+      const result: Record<string, unknown> = {
+        protocolVersion: version,
+        capabilities,
+        serverInfo: { ...options.serverInfo },
+      };
+      if (options.instructions) result['instructions'] = options.instructions;
+      return result;
+    },
+
+    async setLevel(params, scope) {
+      const level = params['level'];
+      if (!LOG_LEVELS.includes(level as LogLevel)) {
+        throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown log level ${JSON.stringify(level)}; use one of ${LOG_LEVELS.join(', ')}.`);
+      }
+      if (scope.exchange.session) scope.exchange.session.logLevel = level as LogLevel;
+      return {};
+    },
+
+    async subscribe(params, scope) {
+      scope.exchange.session?.subscriptions.add(requireString(params, 'uri'));
+      return {};
+    },
+
+    async unsubscribe(params, scope) {
+      scope.exchange.session?.subscriptions.delete(requireString(params, 'uri'));
+      return {};
+    },
+
+    async discover(_params, scope) {
+      const result: Record<string, unknown> = {
+        supportedVersions: [...ALL_VERSIONS],
+        capabilities,
+        serverInfo: { ...options.serverInfo },
+        ...cacheHints(scope, 'public'),
+      };
+      if (options.instructions) result['instructions'] = options.instructions;
+      return result;
+    },
+
+    async listTools(params, scope) {
+      const page = paginate(signer, 'tools', registry.tools(), params['cursor'], pageSize);
+      const tools = page.items.map((spec) => {
+        const tool: Record<string, unknown> = {
+          name: spec.name,
+          description: suffix ? `${spec.description} ${suffix}` : spec.description,
+          inputSchema: spec.inputSchema,
+        };
+        if (spec.title !== undefined) tool['title'] = spec.title;
+        if (spec.outputSchema !== undefined) tool['outputSchema'] = spec.outputSchema;
+        if (spec.annotations !== undefined) tool['annotations'] = spec.annotations;
+        return tool;
+      });
+      return { tools, ...page.next, ...cacheHints(scope, 'public') };
+    },
+
+    async callTool(params, scope) {
+      const name = requireString(params, 'name');
+      const entry = registry.tool(name);
+      if (!entry) throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown tool: ${name}. Call tools/list to see the tools.`);
+      const args = params['arguments'] ?? {};
+      if (!isObject(args)) return { ...toolError(`Invalid arguments for ${name}: arguments must be an object.`) };
+      const issues = entry.validate(args);
+      if (issues) return { ...toolError(`Invalid arguments for ${name}: ${issues.join('; ')}.`) };
+      try {
+        const outcome = await withContext(params, scope, { method: 'tools/call', name, args }, (ctx) =>
+          entry.spec.call(args, ctx),
+        );
+        if ('inputRequired' in outcome) return outcome.inputRequired;
+        return { ...outcome.value };
+      } catch (error) {
+        if (error instanceof RpcError) throw error;
+        if (isAppError(error) && error.category !== 'internal') {
+          const result = toolError(error.message);
+          if (error.details && Object.keys(error.details).length > 0) {
+            result.structuredContent = { error: { code: error.code, ...error.details } };
+          }
+          return { ...result };
+        }
+        throw error;
+      }
+    },
+
+    async listResources(params, scope) {
+      const page = paginate(signer, 'resources', registry.resources(), params['cursor'], pageSize);
+      const resources = page.items.map((r) => {
+        const item: Record<string, unknown> = { uri: r.uri, name: r.name };
+        if (r.title !== undefined) item['title'] = r.title;
+        if (r.description !== undefined) item['description'] = r.description;
+        if (r.mimeType !== undefined) item['mimeType'] = r.mimeType;
+        return item;
+      });
+      return { resources, ...page.next, ...cacheHints(scope, 'public') };
+    },
+
+    async listTemplates(params, scope) {
+      const page = paginate(signer, 'templates', registry.templates(), params['cursor'], pageSize);
+      const resourceTemplates = page.items.map((t) => {
+        const item: Record<string, unknown> = { uriTemplate: t.uriTemplate, name: t.name };
+        if (t.title !== undefined) item['title'] = t.title;
+        if (t.description !== undefined) item['description'] = t.description;
+        if (t.mimeType !== undefined) item['mimeType'] = t.mimeType;
+        return item;
+      });
+      return { resourceTemplates, ...page.next, ...cacheHints(scope, 'public') };
+    },
+
+    async readResource(params, scope) {
+      const uri = requireString(params, 'uri');
+      const direct = registry.resource(uri);
+      const matched = direct ? undefined : registry.matchTemplate(uri);
+      if (!direct && !matched) {
+        const code = scope.era === 'modern' ? RpcCodes.INVALID_PARAMS : RpcCodes.RESOURCE_NOT_FOUND;
+        throw new RpcError(code, `Resource not found: ${uri}`, { uri }, 404);
+      }
+      const outcome = await withContext(params, scope, { method: 'resources/read', name: uri, args: {} }, (ctx) =>
+        direct ? direct.read(ctx) : matched!.template.read(uri, matched!.vars, ctx),
+      );
+      if ('inputRequired' in outcome) return outcome.inputRequired;
+      return { ...outcome.value, ...cacheHints(scope, 'private') };
+    },
+
+    async listPrompts(params, scope) {
+      const page = paginate(signer, 'prompts', registry.prompts(), params['cursor'], pageSize);
+      const prompts = page.items.map((p) => {
+        const item: Record<string, unknown> = { name: p.name };
+        if (p.title !== undefined) item['title'] = p.title;
+        if (p.description !== undefined) item['description'] = p.description;
+        if (p.arguments !== undefined) item['arguments'] = p.arguments;
+        return item;
+      });
+      return { prompts, ...page.next, ...cacheHints(scope, 'public') };
+    },
+
+    async getPrompt(params, scope) {
+      const name = requireString(params, 'name');
+      const prompt = registry.prompt(name);
+      if (!prompt) throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown prompt: ${name}. Call prompts/list to see the prompts.`);
+      const raw = params['arguments'] ?? {};
+      if (!isObject(raw)) throw new RpcError(RpcCodes.INVALID_PARAMS, 'params.arguments must be an object of strings.');
+      const args: Record<string, string> = {};
+      for (const [key, value] of Object.entries(raw)) {
+        if (typeof value !== 'string') {
+          throw new RpcError(RpcCodes.INVALID_PARAMS, `Prompt argument ${key} must be a string.`);
+        }
+        args[key] = value;
+      }
+      const missing = (prompt.arguments ?? []).filter((a) => a.required && args[a.name] === undefined);
+      if (missing.length > 0) {
+        throw new RpcError(
+          RpcCodes.INVALID_PARAMS,
+          `Missing required argument${missing.length > 1 ? 's' : ''} for prompt ${name}: ${missing.map((a) => a.name).join(', ')}.`,
+        );
+      }
+      const outcome = await withContext(params, scope, { method: 'prompts/get', name, args }, (ctx) =>
+        prompt.get(args, ctx),
+      );
+      if ('inputRequired' in outcome) return outcome.inputRequired;
+      return { ...outcome.value };
+    },
+
+    async complete(params) {
+      const ref = params['ref'];
+      const argument = params['argument'];
+      if (!isObject(ref) || !isObject(argument) || typeof argument['name'] !== 'string') {
+        throw new RpcError(RpcCodes.INVALID_PARAMS, 'completion/complete needs ref and argument {name, value}.');
+      }
+      const value = typeof argument['value'] === 'string' ? argument['value'] : '';
+      const context = isObject(params['context']) && isObject(params['context']['arguments'])
+        ? (Object.fromEntries(
+            Object.entries(params['context']['arguments']).filter(([, v]) => typeof v === 'string'),
+          ) as Record<string, string>)
+        : {};
+      let completer;
+      if (ref['type'] === 'ref/prompt') {
+        const prompt = registry.prompt(String(ref['name']));
+        if (!prompt) throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown prompt: ${String(ref['name'])}`);
+        completer = prompt.complete?.bind(prompt);
+      } else if (ref['type'] === 'ref/resource') {
+        const uri = String(ref['uri']);
+        const template = registry.templates().find((t) => t.uriTemplate === uri);
+        if (!template && !registry.resource(uri)) {
+          throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown resource or template: ${uri}`);
+        }
+        completer = template?.complete?.bind(template);
+      } else {
+        throw new RpcError(RpcCodes.INVALID_PARAMS, 'ref.type must be ref/prompt or ref/resource.');
+      }
+      const found = completer ? await completer(argument['name'], value, context) : { values: [] };
+      const values = found.values.slice(0, 100);
+      const completion: Record<string, unknown> = { values };
+      const total = found.total ?? found.values.length;
+      completion['total'] = total;
+      completion['hasMore'] = found.hasMore ?? total > values.length;
+      return { completion };
+    },
+  };
+}
+
+export { AppError };

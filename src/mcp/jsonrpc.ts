@@ -1,0 +1,111 @@
+// JSON-RPC 2.0 message shapes and the error codes MCP uses.
+
+export type JsonRpcId = string | number;
+
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+export interface JsonRpcNotification {
+  jsonrpc: '2.0';
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export type JsonRpcResponse =
+  | { jsonrpc: '2.0'; id: JsonRpcId | null; result: Record<string, unknown> }
+  | { jsonrpc: '2.0'; id: JsonRpcId | null; error: JsonRpcErrorObject };
+
+export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
+
+export const RpcCodes = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  AUTH_REQUIRED: -32001,
+  RESOURCE_NOT_FOUND: -32002,
+  HEADER_MISMATCH: -32020,
+  MISSING_CAPABILITY: -32021,
+  UNSUPPORTED_VERSION: -32022,
+} as const;
+
+/** A protocol-level failure: becomes a JSON-RPC error response (never a tool result). */
+export class RpcError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+  /** The HTTP status the modern era (and some legacy cases) answer with. */
+  readonly httpStatus: number;
+
+  constructor(code: number, message: string, data?: unknown, httpStatus?: number) {
+    super(message);
+    this.name = 'RpcError';
+    this.code = code;
+    this.data = data;
+    this.httpStatus = httpStatus ?? defaultStatus(code);
+  }
+}
+
+function defaultStatus(code: number): number {
+  switch (code) {
+    case RpcCodes.PARSE_ERROR:
+    case RpcCodes.INVALID_REQUEST:
+    case RpcCodes.INVALID_PARAMS:
+    case RpcCodes.HEADER_MISMATCH:
+    case RpcCodes.MISSING_CAPABILITY:
+    case RpcCodes.UNSUPPORTED_VERSION:
+      return 400;
+    case RpcCodes.METHOD_NOT_FOUND:
+      return 404;
+    case RpcCodes.AUTH_REQUIRED:
+      return 401;
+    default:
+      return 500;
+  }
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export type MessageKind = 'request' | 'notification' | 'response' | 'invalid';
+
+export function classify(message: unknown): MessageKind {
+  if (!isObject(message) || message['jsonrpc'] !== '2.0') return 'invalid';
+  const hasId = 'id' in message;
+  const id = message['id'];
+  if (typeof message['method'] === 'string') {
+    if (!hasId) return 'notification';
+    if (typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))) {
+      return message['params'] === undefined || isObject(message['params']) ? 'request' : 'invalid';
+    }
+    return 'invalid';
+  }
+  if (hasId && ('result' in message || 'error' in message)) return 'response';
+  return 'invalid';
+}
+
+export function errorResponse(id: JsonRpcId | null, error: JsonRpcErrorObject): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error };
+}
+
+export function resultResponse(id: JsonRpcId, result: Record<string, unknown>): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, result };
+}
+
+/** The id of a message that failed validation, when one can be recovered (else null). */
+export function recoverId(message: unknown): JsonRpcId | null {
+  if (!isObject(message)) return null;
+  const id = message['id'];
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}

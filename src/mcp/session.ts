@@ -1,0 +1,38 @@
+// Per-connection state the legacy era needs: the negotiated version and capabilities,
+// the log level, resource subscriptions and the requests in flight (for cancellation).
+import type { LogLevel } from '../core/specs.js';
+import type { JsonRpcId } from './jsonrpc.js';
+
+export interface Session {
+  readonly id: string;
+  protocolVersion: string | null;
+  clientCapabilities: Record<string, unknown>;
+  clientInfo: Record<string, unknown> | null;
+  initialized: boolean;
+  /** null: the client never set a level; messages at 'info' and above are sent. */
+  logLevel: LogLevel | null;
+  readonly subscriptions: Set<string>;
+  /** Deliver a notification that belongs to no request (GET stream on HTTP, stdout on stdio). */
+  notify(method: string, params: Record<string, unknown>): void;
+  lastSeen: number;
+}
+
+export function createSession(
+  id: string,
+  notify: (method: string, params: Record<string, unknown>) => void,
+): Session {
+  return {
+    id,
+    protocolVersion: null,
+    clientCapabilities: {},
+    clientInfo: null,
+    initialized: false,
+    logLevel: null,
+    subscriptions: new Set(),
+    notify,
+    lastSeen: Date.now(),
+  };
+}
+
+/** Requests in flight on one connection or session, so notifications/cancelled can stop them. */
+export type InFlight = Map<JsonRpcId, AbortController>;
