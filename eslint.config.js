@@ -2,6 +2,7 @@
 // core ← config ← db ← catalog ← tools ← {mcp, api, llm} ← http ← cli, and db ← auth ← {api, http, cli}.
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
+import { builtinModules } from 'node:module';
 
 const layers = {
   core: [],
@@ -35,9 +36,19 @@ export default tseslint.config(
     plugins: { 'import-x': importX },
     rules: {
       'import-x/no-restricted-paths': ['error', { zones }],
-      'import-x/enforce-node-protocol-usage': ['error', 'always'],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: builtinModules
+            .filter((m) => !m.startsWith('_') && !m.includes('/'))
+            .map((name) => ({ name, message: `Use the node: prefix (node:${name}).` })),
+        },
+      ],
       '@typescript-eslint/consistent-type-imports': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       'no-console': 'error',
     },
   },
@@ -47,6 +58,9 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.test.ts', 'test/**'],
-    rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
   },
 );

@@ -5,14 +5,7 @@ import type { JsonSchema } from './json-schema.js';
 import type { Principal } from './principal.js';
 
 export type LogLevel =
-  | 'debug'
-  | 'info'
-  | 'notice'
-  | 'warning'
-  | 'error'
-  | 'critical'
-  | 'alert'
-  | 'emergency';
+  'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency';
 
 export const LOG_LEVELS: readonly LogLevel[] = [
   'debug',

@@ -1,7 +1,13 @@
 // Builds the CallContext a handler sees, for either era.
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
-import { INPUT_CAPABILITY, LOG_LEVELS, type CallContext, type InputRequest, type LogLevel } from '../core/specs.js';
+import {
+  INPUT_CAPABILITY,
+  LOG_LEVELS,
+  type CallContext,
+  type InputRequest,
+  type LogLevel,
+} from '../core/specs.js';
 import type { Exchange } from './exchange.js';
 import { isObject, type JsonRpcId } from './jsonrpc.js';
 

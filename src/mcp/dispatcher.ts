@@ -25,12 +25,15 @@ import {
   META_SERVER_INFO,
 } from './versions.js';
 import { LOG_LEVELS, type LogLevel } from '../core/specs.js';
+import { listen, parseListenFilter } from './subscriptions.js';
 
 export type Era = 'legacy' | 'modern';
 
 export interface DispatcherOptions extends FeatureOptions {
   registry: Registry;
   logger: Logger;
+  /** Aborted at shutdown: ends long-lived subscriptions/listen requests gracefully. */
+  shutdown?: AbortSignal;
 }
 
 export interface Outcome {
@@ -48,7 +51,10 @@ export interface Dispatcher {
   readonly serverInfo: { name: string; version: string };
 }
 
-type Handler = (params: Record<string, unknown>, scope: RequestScope) => Promise<Record<string, unknown>>;
+type Handler = (
+  params: Record<string, unknown>,
+  scope: RequestScope,
+) => Promise<Record<string, unknown>>;
 
 interface MethodDef {
   eras: readonly Era[];
@@ -82,6 +88,17 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     'prompts/list': { eras: BOTH, handler: features.listPrompts },
     'prompts/get': { eras: BOTH, handler: features.getPrompt },
     'completion/complete': { eras: BOTH, handler: features.complete },
+    'subscriptions/listen': {
+      eras: MODERN_ONLY,
+      handler: async (params, scope) => {
+        const filter = parseListenFilter(params);
+        const signals = [scope.exchange.signal, options.shutdown].filter(
+          (s): s is AbortSignal => !!s,
+        );
+        await listen(options.registry, filter, scope.exchange.notify, AbortSignal.any(signals));
+        return {};
+      },
+    },
   };
 
   const eraOf = (request: JsonRpcRequest): Era => {
@@ -96,7 +113,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const meta = params['_meta'] as Record<string, unknown>;
     const version = meta[META_PROTOCOL_VERSION];
     if (typeof version !== 'string') {
-      throw new RpcError(RpcCodes.INVALID_PARAMS, `_meta["${META_PROTOCOL_VERSION}"] must be a string.`);
+      throw new RpcError(
+        RpcCodes.INVALID_PARAMS,
+        `_meta["${META_PROTOCOL_VERSION}"] must be a string.`,
+      );
     }
     if (!isModernVersion(version)) {
       throw new RpcError(
@@ -143,7 +163,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         throw new RpcError(RpcCodes.INVALID_REQUEST, 'No session: send initialize first.');
       }
       if (session.protocolVersion === null && request.method !== 'initialize' && !def.early) {
-        throw new RpcError(RpcCodes.INVALID_REQUEST, 'The session is not initialized: send initialize first.');
+        throw new RpcError(
+          RpcCodes.INVALID_REQUEST,
+          'The session is not initialized: send initialize first.',
+        );
       }
       scope = {
         era,
@@ -157,7 +180,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const result = await def.handler(params, scope);
     if (era === 'modern') {
       result['resultType'] ??= 'complete';
-      result['_meta'] = { ...(isObject(result['_meta']) ? result['_meta'] : {}), ...serverInfoMeta };
+      result['_meta'] = {
+        ...(isObject(result['_meta']) ? result['_meta'] : {}),
+        ...serverInfoMeta,
+      };
     }
     return { response: resultResponse(request.id, result), status: 200 };
   };
@@ -184,8 +210,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         }
         const ref = `${Date.now().toString(36)}-${String(request.id).slice(0, 16)}`;
         logger.error({ err: error, method: request.method, ref }, 'request failed');
-        const message = isAppError(error) && error.category !== 'internal' ? error.message : `Internal error (reference ${ref}).`;
-        return { response: errorResponse(request.id, { code: RpcCodes.INTERNAL_ERROR, message }), status: 200 };
+        const message =
+          isAppError(error) && error.category !== 'internal'
+            ? error.message
+            : `Internal error (reference ${ref}).`;
+        return {
+          response: errorResponse(request.id, { code: RpcCodes.INTERNAL_ERROR, message }),
+          status: 200,
+        };
       }
     },
     handleNotification(notification, exchange) {
@@ -197,7 +229,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         case 'notifications/cancelled': {
           const id = params['requestId'];
           if ((typeof id === 'string' || typeof id === 'number') && exchange.inFlight) {
-            exchange.inFlight.get(id)?.abort(new Error(String(params['reason'] ?? 'cancelled by the client')));
+            exchange.inFlight
+              .get(id)
+              ?.abort(new Error(String(params['reason'] ?? 'cancelled by the client')));
           }
           return;
         }

@@ -39,7 +39,10 @@ export interface RequestScope {
   protocolVersion: string;
 }
 
-type Handler = (params: Record<string, unknown>, scope: RequestScope) => Promise<Record<string, unknown>>;
+type Handler = (
+  params: Record<string, unknown>,
+  scope: RequestScope,
+) => Promise<Record<string, unknown>>;
 
 export interface Features {
   capabilities: Record<string, unknown>;
@@ -81,8 +84,10 @@ export function createFeatures(options: FeatureOptions): Features {
     logging: {},
   };
 
-  const cacheHints = (scope: RequestScope, cacheScope: 'public' | 'private'): Record<string, unknown> =>
-    scope.era === 'modern' ? { ttlMs, cacheScope } : {};
+  const cacheHints = (
+    scope: RequestScope,
+    cacheScope: 'public' | 'private',
+  ): Record<string, unknown> => (scope.era === 'modern' ? { ttlMs, cacheScope } : {});
 
   /**
    * Runs a handler with a CallContext; in the modern era also the input-required rounds.
@@ -119,7 +124,11 @@ export function createFeatures(options: FeatureOptions): Features {
       if (error instanceof InputRequiredSignal && round) {
         return { inputRequired: inputRequiredResult(signer, round, error) };
       }
-      if (isAppError(error) && error.code === ErrorCodes.CAPABILITY_MISSING && scope.era === 'modern') {
+      if (
+        isAppError(error) &&
+        error.code === ErrorCodes.CAPABILITY_MISSING &&
+        scope.era === 'modern'
+      ) {
         throw new RpcError(RpcCodes.MISSING_CAPABILITY, error.message, {
           requiredCapabilities: error.details?.['requiredCapabilities'] ?? {},
         });
@@ -143,7 +152,11 @@ export function createFeatures(options: FeatureOptions): Features {
 
     async initialize(params, scope) {
       const session = scope.exchange.session;
-      if (!session) throw new RpcError(RpcCodes.INVALID_REQUEST, 'initialize needs a connection that keeps a session.');
+      if (!session)
+        throw new RpcError(
+          RpcCodes.INVALID_REQUEST,
+          'initialize needs a connection that keeps a session.',
+        );
       const version = negotiateLegacy(params['protocolVersion']);
       session.protocolVersion = version;
       session.clientCapabilities = isObject(params['capabilities']) ? params['capabilities'] : {};
@@ -160,7 +173,10 @@ export function createFeatures(options: FeatureOptions): Features {
     async setLevel(params, scope) {
       const level = params['level'];
       if (!LOG_LEVELS.includes(level as LogLevel)) {
-        throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown log level ${JSON.stringify(level)}; use one of ${LOG_LEVELS.join(', ')}.`);
+        throw new RpcError(
+          RpcCodes.INVALID_PARAMS,
+          `Unknown log level ${JSON.stringify(level)}; use one of ${LOG_LEVELS.join(', ')}.`,
+        );
       }
       if (scope.exchange.session) scope.exchange.session.logLevel = level as LogLevel;
       return {};
@@ -206,14 +222,22 @@ export function createFeatures(options: FeatureOptions): Features {
     async callTool(params, scope) {
       const name = requireString(params, 'name');
       const entry = registry.tool(name);
-      if (!entry) throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown tool: ${name}. Call tools/list to see the tools.`);
+      if (!entry)
+        throw new RpcError(
+          RpcCodes.INVALID_PARAMS,
+          `Unknown tool: ${name}. Call tools/list to see the tools.`,
+        );
       const args = params['arguments'] ?? {};
-      if (!isObject(args)) return { ...toolError(`Invalid arguments for ${name}: arguments must be an object.`) };
+      if (!isObject(args))
+        return { ...toolError(`Invalid arguments for ${name}: arguments must be an object.`) };
       const issues = entry.validate(args);
       if (issues) return { ...toolError(`Invalid arguments for ${name}: ${issues.join('; ')}.`) };
       try {
-        const outcome = await withContext(params, scope, { method: 'tools/call', name, args }, (ctx) =>
-          entry.spec.call(args, ctx),
+        const outcome = await withContext(
+          params,
+          scope,
+          { method: 'tools/call', name, args },
+          (ctx) => entry.spec.call(args, ctx),
         );
         if ('inputRequired' in outcome) return outcome.inputRequired;
         return { ...outcome.value };
@@ -262,8 +286,11 @@ export function createFeatures(options: FeatureOptions): Features {
         const code = scope.era === 'modern' ? RpcCodes.INVALID_PARAMS : RpcCodes.RESOURCE_NOT_FOUND;
         throw new RpcError(code, `Resource not found: ${uri}`, { uri }, 404);
       }
-      const outcome = await withContext(params, scope, { method: 'resources/read', name: uri, args: {} }, (ctx) =>
-        direct ? direct.read(ctx) : matched!.template.read(uri, matched!.vars, ctx),
+      const outcome = await withContext(
+        params,
+        scope,
+        { method: 'resources/read', name: uri, args: {} },
+        (ctx) => (direct ? direct.read(ctx) : matched!.template.read(uri, matched!.vars, ctx)),
       );
       if ('inputRequired' in outcome) return outcome.inputRequired;
       return { ...outcome.value, ...cacheHints(scope, 'private') };
@@ -284,9 +311,17 @@ export function createFeatures(options: FeatureOptions): Features {
     async getPrompt(params, scope) {
       const name = requireString(params, 'name');
       const prompt = registry.prompt(name);
-      if (!prompt) throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown prompt: ${name}. Call prompts/list to see the prompts.`);
+      if (!prompt)
+        throw new RpcError(
+          RpcCodes.INVALID_PARAMS,
+          `Unknown prompt: ${name}. Call prompts/list to see the prompts.`,
+        );
       const raw = params['arguments'] ?? {};
-      if (!isObject(raw)) throw new RpcError(RpcCodes.INVALID_PARAMS, 'params.arguments must be an object of strings.');
+      if (!isObject(raw))
+        throw new RpcError(
+          RpcCodes.INVALID_PARAMS,
+          'params.arguments must be an object of strings.',
+        );
       const args: Record<string, string> = {};
       for (const [key, value] of Object.entries(raw)) {
         if (typeof value !== 'string') {
@@ -294,15 +329,20 @@ export function createFeatures(options: FeatureOptions): Features {
         }
         args[key] = value;
       }
-      const missing = (prompt.arguments ?? []).filter((a) => a.required && args[a.name] === undefined);
+      const missing = (prompt.arguments ?? []).filter(
+        (a) => a.required && args[a.name] === undefined,
+      );
       if (missing.length > 0) {
         throw new RpcError(
           RpcCodes.INVALID_PARAMS,
           `Missing required argument${missing.length > 1 ? 's' : ''} for prompt ${name}: ${missing.map((a) => a.name).join(', ')}.`,
         );
       }
-      const outcome = await withContext(params, scope, { method: 'prompts/get', name, args }, (ctx) =>
-        prompt.get(args, ctx),
+      const outcome = await withContext(
+        params,
+        scope,
+        { method: 'prompts/get', name, args },
+        (ctx) => prompt.get(args, ctx),
       );
       if ('inputRequired' in outcome) return outcome.inputRequired;
       return { ...outcome.value };
@@ -312,18 +352,25 @@ export function createFeatures(options: FeatureOptions): Features {
       const ref = params['ref'];
       const argument = params['argument'];
       if (!isObject(ref) || !isObject(argument) || typeof argument['name'] !== 'string') {
-        throw new RpcError(RpcCodes.INVALID_PARAMS, 'completion/complete needs ref and argument {name, value}.');
+        throw new RpcError(
+          RpcCodes.INVALID_PARAMS,
+          'completion/complete needs ref and argument {name, value}.',
+        );
       }
       const value = typeof argument['value'] === 'string' ? argument['value'] : '';
-      const context = isObject(params['context']) && isObject(params['context']['arguments'])
-        ? (Object.fromEntries(
-            Object.entries(params['context']['arguments']).filter(([, v]) => typeof v === 'string'),
-          ) as Record<string, string>)
-        : {};
+      const context =
+        isObject(params['context']) && isObject(params['context']['arguments'])
+          ? (Object.fromEntries(
+              Object.entries(params['context']['arguments']).filter(
+                ([, v]) => typeof v === 'string',
+              ),
+            ) as Record<string, string>)
+          : {};
       let completer;
       if (ref['type'] === 'ref/prompt') {
         const prompt = registry.prompt(String(ref['name']));
-        if (!prompt) throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown prompt: ${String(ref['name'])}`);
+        if (!prompt)
+          throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown prompt: ${String(ref['name'])}`);
         completer = prompt.complete?.bind(prompt);
       } else if (ref['type'] === 'ref/resource') {
         const uri = String(ref['uri']);

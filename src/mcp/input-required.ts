@@ -32,7 +32,9 @@ export interface InputRound {
 }
 
 export function targetOf(method: string, name: string, args: unknown): string {
-  const digest = createHash('sha256').update(JSON.stringify(args ?? {})).digest('base64url');
+  const digest = createHash('sha256')
+    .update(JSON.stringify(args ?? {}))
+    .digest('base64url');
   return `${method}\u0000${name}\u0000${digest.slice(0, 22)}`;
 }
 
@@ -57,7 +59,10 @@ export function openRound(
   }
   const responses = params['inputResponses'];
   if (responses !== undefined && !isObject(responses)) {
-    throw new RpcError(RpcCodes.INVALID_PARAMS, 'inputResponses must be an object keyed by request.');
+    throw new RpcError(
+      RpcCodes.INVALID_PARAMS,
+      'inputResponses must be an object keyed by request.',
+    );
   }
   for (const [key, value] of Object.entries(responses ?? {})) answered[key] = value;
   return { answered, round, target };
@@ -77,11 +82,10 @@ export function answerFits(request: InputRequest, answer: unknown): boolean {
 }
 
 /** ctx.requestInput for the modern era. */
-export function modernRequestInput(
-  round: InputRound,
-  clientCapabilities: Record<string, unknown>,
-) {
-  return async <K extends string>(requests: Record<K, InputRequest>): Promise<Record<K, unknown>> => {
+export function modernRequestInput(round: InputRound, clientCapabilities: Record<string, unknown>) {
+  return async <K extends string>(
+    requests: Record<K, InputRequest>,
+  ): Promise<Record<K, unknown>> => {
     const entries = Object.entries(requests) as [K, InputRequest][];
     const missingCaps: Record<string, unknown> = {};
     for (const [, request] of entries) {

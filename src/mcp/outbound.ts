@@ -37,12 +37,24 @@ export function createOutbound(prefix = 's'): Outbound {
         };
         const onAbort = (): void => {
           cleanup();
-          reject(new AppError(ErrorCodes.DB_CANCELLED, 'The request was cancelled.', { category: 'input' }));
+          reject(
+            new AppError(ErrorCodes.DB_CANCELLED, 'The request was cancelled.', {
+              category: 'input',
+            }),
+          );
         };
         const timer = setTimeout(() => {
           cleanup();
-          send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timeout' } });
-          reject(new AppError(ErrorCodes.DB_TIMEOUT, `The client did not answer ${method} in time.`, { category: 'timeout' }));
+          send({
+            jsonrpc: '2.0',
+            method: 'notifications/cancelled',
+            params: { requestId: id, reason: 'timeout' },
+          });
+          reject(
+            new AppError(ErrorCodes.DB_TIMEOUT, `The client did not answer ${method} in time.`, {
+              category: 'timeout',
+            }),
+          );
         }, timeoutMs);
         timer.unref?.();
         if (signal.aborted) return onAbort();
@@ -62,10 +74,14 @@ export function createOutbound(prefix = 's'): Outbound {
       const error = message['error'];
       if (isObject(error)) {
         waiter.reject(
-          new AppError(ErrorCodes.CAPABILITY_MISSING, `The client refused the request: ${String(error['message'])}`, {
-            category: 'input',
-            details: { clientError: error },
-          }),
+          new AppError(
+            ErrorCodes.CAPABILITY_MISSING,
+            `The client refused the request: ${String(error['message'])}`,
+            {
+              category: 'input',
+              details: { clientError: error },
+            },
+          ),
         );
       } else {
         waiter.resolve(message['result']);

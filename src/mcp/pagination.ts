@@ -13,8 +13,16 @@ export function paginate<T>(
   let offset = 0;
   if (cursor !== undefined && cursor !== null) {
     const payload = signer.open(cursor);
-    if (!isObject(payload) || payload['l'] !== list || typeof payload['o'] !== 'number' || payload['o'] < 0) {
-      throw new RpcError(RpcCodes.INVALID_PARAMS, 'Invalid cursor: pass back the nextCursor of a previous page unchanged.');
+    if (
+      !isObject(payload) ||
+      payload['l'] !== list ||
+      typeof payload['o'] !== 'number' ||
+      payload['o'] < 0
+    ) {
+      throw new RpcError(
+        RpcCodes.INVALID_PARAMS,
+        'Invalid cursor: pass back the nextCursor of a previous page unchanged.',
+      );
     }
     offset = payload['o'];
   }

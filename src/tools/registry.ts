@@ -19,7 +19,9 @@ export interface Registry {
   resource(uri: string): ResourceSpec | undefined;
   templates(): readonly ResourceTemplateSpec[];
   /** The template that claims this URI and the values of its variables. */
-  matchTemplate(uri: string): { template: ResourceTemplateSpec; vars: Record<string, string> } | undefined;
+  matchTemplate(
+    uri: string,
+  ): { template: ResourceTemplateSpec; vars: Record<string, string> } | undefined;
   prompts(): readonly PromptSpec[];
   prompt(name: string): PromptSpec | undefined;
 
@@ -95,7 +97,10 @@ export function createRegistry(): Registry {
         );
       }
       if (tools.has(spec.name)) throw claimed('tool', spec.name);
-      tools.set(spec.name, { spec, validate: compileValidator(spec.inputSchema, `tool ${spec.name}`) });
+      tools.set(spec.name, {
+        spec,
+        validate: compileValidator(spec.inputSchema, `tool ${spec.name}`),
+      });
       changed('tools');
     },
     removeTool(name) {

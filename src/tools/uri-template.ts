@@ -1,7 +1,9 @@
 // Simple RFC 6570 level-1 matching for resource templates: `{name}` matches one path
 // segment (no '/'), `{+name}` matches the rest including '/'. Enough for pg:// and test://.
 
-export function compileUriTemplate(template: string): (uri: string) => Record<string, string> | null {
+export function compileUriTemplate(
+  template: string,
+): (uri: string) => Record<string, string> | null {
   const names: string[] = [];
   let pattern = '^';
   let last = 0;

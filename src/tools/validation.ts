@@ -46,7 +46,8 @@ export function compileValidator(schema: JsonSchema, owner: string): ArgumentVal
   return (value) => {
     if (validate(value)) return null;
     return (validate.errors ?? []).map((e) => {
-      const where = e.instancePath === '' ? 'arguments' : `arguments${e.instancePath.replaceAll('/', '.')}`;
+      const where =
+        e.instancePath === '' ? 'arguments' : `arguments${e.instancePath.replaceAll('/', '.')}`;
       const extra =
         e.keyword === 'additionalProperties'
           ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})`

@@ -1,0 +1,72 @@
+// `pgmcp serve`: stdio for desktop clients, Streamable HTTP for teams.
+import YAML from 'yaml';
+import type { Config } from '../config/index.js';
+import { redactConfig } from '../config/index.js';
+import { createHttpServer } from '../http/server.js';
+import { startStdioServer } from '../mcp/stdio.js';
+import { createApp } from './app.js';
+import { createLogger } from './logger.js';
+import { VERSION } from './version.js';
+
+export function printConfig(config: Config): void {
+  process.stdout.write(YAML.stringify(redactConfig(config)));
+}
+
+export async function serve(config: Config): Promise<void> {
+  const logger = createLogger(config.log.level);
+  const app = await createApp(config, logger);
+  let stopping = false;
+  const stop = async (code: number, why: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ why }, 'shutting down');
+    await Promise.race([closeAll(), new Promise((r) => setTimeout(r, 5_000).unref())]);
+    logger.flush();
+    process.exit(code);
+  };
+  let closeAll = async (): Promise<void> => app.close();
+  process.on('SIGINT', () => void stop(0, 'SIGINT'));
+  process.on('SIGTERM', () => void stop(0, 'SIGTERM'));
+  process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
+
+  if (config.transport === 'stdio') {
+    const server = startStdioServer({
+      dispatcher: app.dispatcher,
+      input: process.stdin,
+      output: process.stdout,
+      logger,
+    });
+    logger.info(
+      { database: app.db.name, writes: config.database.allowWrites },
+      `pgmcp ${VERSION} serving MCP on stdio`,
+    );
+    void server.closed.then(() => stop(0, 'stdin closed'));
+    return;
+  }
+
+  const http = createHttpServer({
+    options: { ...config.http },
+    dispatcher: app.dispatcher,
+    registry: app.registry,
+    logger,
+    health: () => app.db.health(),
+  });
+  closeAll = async () => {
+    app.shutdown.abort();
+    await http.close();
+    await app.close();
+  };
+  const { url } = await http.listen();
+  const mode = config.database.allowWrites ? 'writes allowed' : 'read-only';
+  const clientConfig = { mcpServers: { [app.dispatcher.serverInfo.name]: { type: 'http', url } } };
+  process.stdout.write(
+    [
+      `pgmcp ${VERSION} serving MCP at ${url}`,
+      `database: ${app.db.name} (${app.db.kind}, ${mode})`,
+      '',
+      'Client configuration (paste into your MCP client):',
+      JSON.stringify(clientConfig, null, 2),
+      '',
+    ].join('\n'),
+  );
+}

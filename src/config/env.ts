@@ -1,0 +1,155 @@
+// Environment variables → config values. One table drives reading, error messages and the
+// documentation, so a variable cannot be read in one place and forgotten in another.
+//
+// Parsers only translate text into the shape the schema expects (a number, a boolean, a
+// list) when the text clearly is one; anything else is passed through unchanged so the
+// schema rejects it with the same message a bad file value would get.
+import { AppError, ErrorCodes } from '../core/errors.js';
+
+/** A value set by one source, with a label naming that source for messages. */
+export interface SourcedValue {
+  key: string;
+  value: unknown;
+  source: string;
+}
+
+export type EnvKind = 'string' | 'int' | 'bool' | 'list';
+
+export interface EnvVariable {
+  key: string;
+  env: string;
+  kind: EnvKind;
+}
+
+const BOOL_WORDS: Record<string, boolean> = {
+  true: true,
+  false: false,
+  '1': true,
+  '0': false,
+  yes: true,
+  no: false,
+};
+
+// The schema's own wording ("expected true or false") would undersell what env accepts.
+export const ENV_BOOL_HINT = 'expected one of true, false, 1, 0, yes, no';
+
+const PARSERS: Record<EnvKind, (raw: string) => unknown> = {
+  string: (raw) => raw,
+  int: (raw) => (/^\s*[+-]?\d+\s*$/.test(raw) ? Number(raw) : raw),
+  bool: (raw) => BOOL_WORDS[raw.trim().toLowerCase()] ?? raw,
+  list: (raw) =>
+    raw
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== ''),
+};
+
+export const ENV_VARIABLES: readonly EnvVariable[] = [
+  { key: 'server.name', env: 'PGMCP_SERVER_NAME', kind: 'string' },
+  { key: 'server.instructions', env: 'PGMCP_INSTRUCTIONS', kind: 'string' },
+  { key: 'server.toolDescriptionSuffix', env: 'PGMCP_TOOL_DESCRIPTION_SUFFIX', kind: 'string' },
+  { key: 'server.conformance', env: 'PGMCP_CONFORMANCE', kind: 'bool' },
+  { key: 'server.stateSecret', env: 'PGMCP_STATE_SECRET', kind: 'string' },
+  { key: 'transport', env: 'PGMCP_TRANSPORT', kind: 'string' },
+  { key: 'http.host', env: 'PGMCP_HTTP_HOST', kind: 'string' },
+  { key: 'http.port', env: 'PGMCP_HTTP_PORT', kind: 'int' },
+  { key: 'http.path', env: 'PGMCP_HTTP_PATH', kind: 'string' },
+  { key: 'http.allowedOrigins', env: 'PGMCP_HTTP_ALLOWED_ORIGINS', kind: 'list' },
+  { key: 'http.allowedHosts', env: 'PGMCP_HTTP_ALLOWED_HOSTS', kind: 'list' },
+  { key: 'http.bodyLimitBytes', env: 'PGMCP_HTTP_BODY_LIMIT_BYTES', kind: 'int' },
+  { key: 'http.sessionIdleTimeoutMs', env: 'PGMCP_SESSION_IDLE_TIMEOUT_MS', kind: 'int' },
+  { key: 'http.eventStoreSize', env: 'PGMCP_EVENT_STORE_SIZE', kind: 'int' },
+  { key: 'http.keepAliveMs', env: 'PGMCP_KEEP_ALIVE_MS', kind: 'int' },
+  { key: 'database.allowWrites', env: 'PGMCP_ALLOW_WRITES', kind: 'bool' },
+  { key: 'database.statementTimeoutMs', env: 'PGMCP_STATEMENT_TIMEOUT_MS', kind: 'int' },
+  { key: 'database.maxRows', env: 'PGMCP_MAX_ROWS', kind: 'int' },
+  { key: 'database.defaultRows', env: 'PGMCP_DEFAULT_ROWS', kind: 'int' },
+  { key: 'database.maxResultBytes', env: 'PGMCP_MAX_RESULT_BYTES', kind: 'int' },
+  { key: 'database.poolSize', env: 'PGMCP_POOL_SIZE', kind: 'int' },
+  { key: 'embedded.dataDir', env: 'PGMCP_DATA_DIR', kind: 'string' },
+  { key: 'embedded.demo', env: 'PGMCP_DEMO', kind: 'bool' },
+  { key: 'log.level', env: 'PGMCP_LOG_LEVEL', kind: 'string' },
+];
+
+export function envVariableNamed(name: string): EnvVariable | undefined {
+  return ENV_VARIABLES.find((variable) => variable.env === name);
+}
+
+/** Where database.url may come from, most important first. */
+export const DATABASE_URL_VARIABLES = ['PGMCP_DATABASE_URL', 'DATABASE_URL'] as const;
+export const LIBPQ_SOURCE = 'the PGHOST/PGDATABASE/… environment variables';
+
+// An empty variable is how shells and compose files say "unset"; treating it as a value
+// would turn `PGMCP_HTTP_PORT=` into an error instead of the default.
+function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** The values the environment sets, each labelled with the variable it came from. */
+export function readEnv(env: NodeJS.ProcessEnv): SourcedValue[] {
+  const values: SourcedValue[] = [];
+  const url = databaseUrlFromEnv(env);
+  if (url) values.push({ key: 'database.url', value: url.value, source: url.source });
+  for (const variable of ENV_VARIABLES) {
+    const raw = read(env, variable.env);
+    if (raw !== undefined) {
+      values.push({ key: variable.key, value: PARSERS[variable.kind](raw), source: variable.env });
+    }
+  }
+  return values;
+}
+
+function databaseUrlFromEnv(env: NodeJS.ProcessEnv): { value: string; source: string } | undefined {
+  for (const name of DATABASE_URL_VARIABLES) {
+    const value = read(env, name);
+    if (value !== undefined) return { value, source: name };
+  }
+  if (read(env, 'PGHOST') === undefined && read(env, 'PGDATABASE') === undefined) return undefined;
+  return { value: buildLibpqUrl(env), source: LIBPQ_SOURCE };
+}
+
+/**
+ * Builds a postgres:// URL from the libpq variables, so a shell already set up for psql
+ * works unchanged. A socket directory (PGHOST starting with '/') and, with it, the port go
+ * into the query string, where node-postgres looks for them.
+ */
+export function buildLibpqUrl(env: NodeJS.ProcessEnv): string {
+  const host = read(env, 'PGHOST');
+  const port = read(env, 'PGPORT');
+  const user = read(env, 'PGUSER');
+  const password = read(env, 'PGPASSWORD');
+  const database = read(env, 'PGDATABASE');
+  const sslmode = read(env, 'PGSSLMODE');
+
+  if (port !== undefined && !/^\d{1,5}$/.test(port.trim())) {
+    throw new AppError(
+      ErrorCodes.CONFIG_INVALID,
+      `database.url: expected PGPORT to be a port number, got ${JSON.stringify(port)} (from PGPORT)`,
+      { category: 'config', details: { key: 'database.url', source: 'PGPORT' } },
+    );
+  }
+
+  const socket = host?.startsWith('/') ?? false;
+  const query = new URLSearchParams();
+  let authority = '';
+  if (user !== undefined || password !== undefined) {
+    authority += encodeURIComponent(user ?? '');
+    if (password !== undefined) authority += `:${encodeURIComponent(password)}`;
+    authority += '@';
+  }
+  if (host !== undefined && !socket) {
+    // IPv6 literals need brackets; anything else is a name that may need escaping.
+    const bare = host.replace(/^\[(.*)\]$/, '$1');
+    authority += bare.includes(':') ? `[${bare}]` : encodeURIComponent(host);
+    if (port !== undefined) authority += `:${port.trim()}`;
+  } else {
+    if (host !== undefined) query.set('host', host);
+    if (port !== undefined) query.set('port', port.trim());
+  }
+  if (sslmode !== undefined) query.set('sslmode', sslmode);
+
+  const path = database === undefined ? '/' : `/${encodeURIComponent(database)}`;
+  const search = query.toString() === '' ? '' : `?${query.toString()}`;
+  return `postgres://${authority}${path}${search}`;
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { redactConfig, redactUrl } from './redact.js';
+import { configSchema } from './schema.js';
+
+describe('redactUrl', () => {
+  it.each([
+    ['postgres://u:secret@h/db', 'postgres://u:****@h/db'],
+    [
+      'postgresql://u:secret@h:5432/db?sslmode=require',
+      'postgresql://u:****@h:5432/db?sslmode=require',
+    ],
+    ['postgres://u:p@ss/w@rd@h/db', 'postgres://u:****@h/db'],
+    [
+      'postgres://h/db?user=u&password=secret&sslmode=require',
+      'postgres://h/db?user=u&password=****&sslmode=require',
+    ],
+    ['postgres://h/db?PASSWORD=secret', 'postgres://h/db?PASSWORD=****'],
+    ['postgres://h/db?sslpassword=k3y', 'postgres://h/db?sslpassword=****'],
+    ['postgres://u:a@h/db?password=b', 'postgres://u:****@h/db?password=****'],
+    ["host=h password='s p' dbname=d", 'host=h password=**** dbname=d'],
+  ])('%s', (input, expected) => {
+    expect(redactUrl(input)).toBe(expected);
+  });
+
+  it('leaves URLs without a password alone', () => {
+    for (const url of [
+      'postgres://u@h/db',
+      'postgres://h/db',
+      'postgres:///db?host=%2Ftmp',
+      'postgres://h/a@b',
+    ]) {
+      expect(redactUrl(url)).toBe(url);
+    }
+  });
+});
+
+describe('redactConfig', () => {
+  it('masks the url password and the state secret, and leaves the input untouched', () => {
+    const config = configSchema.parse({
+      server: { stateSecret: 'very-secret-key' },
+      database: { url: 'postgres://u:hunter2@h/db' },
+      http: { allowedOrigins: ['https://a.example'] },
+    });
+    const redacted = redactConfig(config) as typeof config;
+    expect(redacted.server.stateSecret).toBe('****');
+    expect(redacted.database.url).toBe('postgres://u:****@h/db');
+    expect(JSON.stringify(redacted)).not.toMatch(/hunter2|very-secret-key/);
+    expect(redacted.http).toEqual(config.http);
+    expect(config.database.url).toBe('postgres://u:hunter2@h/db');
+    expect(config.server.stateSecret).toBe('very-secret-key');
+  });
+
+  it('keeps nulls as nulls', () => {
+    const redacted = redactConfig(configSchema.parse({})) as {
+      server: { stateSecret: unknown };
+      database: { url: unknown };
+    };
+    expect(redacted.server.stateSecret).toBeNull();
+    expect(redacted.database.url).toBeNull();
+  });
+});

@@ -1,0 +1,144 @@
+// The one description of pgmcp's configuration: types, defaults and validation rules.
+// Every source (file, env, flags) is merged into a plain object first and validated here
+// once, so a value is judged the same way wherever it came from.
+import { z } from 'zod';
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export const TRANSPORTS = ['stdio', 'http'] as const;
+
+/** Key paths whose values must never appear in messages or printed config. */
+export const SECRET_KEYS: ReadonlySet<string> = new Set(['database.url', 'server.stateSecret']);
+
+// Each helper gives every failure of a field the same sentence, so "got -1" and "got 'abc'"
+// read alike and the message states the whole rule rather than the one check that tripped.
+function intIn(min: number, max?: number) {
+  const error =
+    max !== undefined
+      ? `expected an integer between ${min} and ${max}`
+      : min === 1
+        ? 'expected a positive integer'
+        : `expected an integer of at least ${min}`;
+  const base = z.int({ error }).min(min, { error });
+  return max === undefined ? base : base.max(max, { error });
+}
+
+const bool = () => z.boolean({ error: 'expected true or false' });
+
+const text = () =>
+  z.string({ error: 'expected a string' }).min(1, { error: 'expected a non-empty string' });
+
+const optionalText = () =>
+  z
+    .string({ error: 'expected a string or null' })
+    .min(1, { error: 'expected a non-empty string or null' })
+    .nullable();
+
+const section = <T extends z.ZodRawShape>(shape: T) =>
+  z.strictObject(shape, { error: 'expected a mapping of keys to values' });
+
+const stringList = (item: z.ZodString) => z.array(item, { error: 'expected a list of strings' });
+
+export const portSchema = intIn(0, 65535);
+
+// An origin is what a browser sends: scheme://host[:port], never a path or trailing slash.
+const originItem = z
+  .string({ error: 'expected a string' })
+  .regex(/^(\*|[a-z][a-z0-9+.-]*:\/\/[^/?#\s]+)$/i, {
+    error: 'expected an origin such as https://app.example.com (no path or trailing slash) or *',
+  });
+
+// A Host header value: name or IPv4 with optional port, or a bracketed IPv6 literal.
+const hostItem = z
+  .string({ error: 'expected a string' })
+  .regex(/^([^\s/:@[\]]+|\[[0-9a-f:.]+\])(:\d{1,5})?$/i, {
+    error: 'expected a host or host:port such as mcp.example.com:8443 (no scheme)',
+  });
+
+// Only the scheme is checked: the rest is the driver's business, and the value is a
+// secret we must not echo, so a precise complaint about it would not help anyway.
+const databaseUrl = z
+  .string({ error: 'expected a postgres:// URL or null' })
+  .regex(/^postgres(ql)?:\/\/./i, {
+    error: 'expected a URL starting with postgres:// or postgresql://',
+  })
+  .nullable();
+
+const serverSchema = section({
+  name: optionalText().default(null),
+  instructions: optionalText().default(null),
+  toolDescriptionSuffix: optionalText().default(null),
+  conformance: bool().default(false),
+  stateSecret: optionalText().default(null),
+});
+
+const httpSchema = section({
+  host: text().default('127.0.0.1'),
+  port: portSchema.default(8080),
+  path: z
+    .string({ error: 'expected a string' })
+    .regex(/^\//, { error: 'expected a path starting with /' })
+    .default('/mcp'),
+  allowedOrigins: stringList(originItem).default([]),
+  allowedHosts: stringList(hostItem).default([]),
+  bodyLimitBytes: intIn(1).default(4_194_304),
+  sessionIdleTimeoutMs: intIn(1).default(1_800_000),
+  eventStoreSize: intIn(1).default(1000),
+  keepAliveMs: intIn(0).default(15_000),
+});
+
+const databaseSchema = section({
+  url: databaseUrl.default(null),
+  allowWrites: bool().default(false),
+  statementTimeoutMs: intIn(1).default(30_000),
+  maxRows: intIn(1).default(1000),
+  defaultRows: intIn(1).default(100),
+  maxResultBytes: intIn(1).default(1_048_576),
+  poolSize: intIn(1).default(10),
+}).superRefine((db, ctx) => {
+  if (db.defaultRows > db.maxRows) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['defaultRows'],
+      message: `must not exceed database.maxRows (${db.maxRows})`,
+    });
+  }
+});
+
+const embeddedSchema = section({
+  // Resolved against the working directory by loadConfig, which knows the cwd.
+  dataDir: text().default('.pgmcp/data'),
+  demo: bool().default(true),
+});
+
+const logSchema = section({
+  level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+});
+
+/** The sections, by name; messages about unknown keys list a section's valid keys from here. */
+export const SECTIONS = {
+  server: serverSchema,
+  http: httpSchema,
+  database: databaseSchema,
+  embedded: embeddedSchema,
+  log: logSchema,
+} as const;
+
+// prefault (not default) so a missing section is parsed from {} and gets its own defaults.
+export const configSchema = z.strictObject(
+  {
+    server: SECTIONS.server.prefault({}),
+    transport: z
+      .enum(TRANSPORTS, { error: `expected one of ${TRANSPORTS.join(', ')}` })
+      .default('http'),
+    http: SECTIONS.http.prefault({}),
+    database: SECTIONS.database.prefault({}),
+    embedded: SECTIONS.embedded.prefault({}),
+    log: SECTIONS.log.prefault({}),
+  },
+  { error: 'expected a mapping of sections' },
+);
+
+/** The fully defaulted, validated configuration. */
+export type Config = z.infer<typeof configSchema>;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type Transport = (typeof TRANSPORTS)[number];

@@ -1,0 +1,178 @@
+// The one way code reaches PostgreSQL: a pg pool (real server or the embedded PGlite
+// child) and withTransaction(), which puts every call in one transaction whose safety
+// settings are transaction-local (so PgBouncer in transaction mode keeps working).
+import pg from 'pg';
+import { parse as parseConnectionString } from 'pg-connection-string';
+import type { Logger } from 'pino';
+import { AppError, ErrorCodes } from '../core/errors.js';
+import type { Principal } from '../core/principal.js';
+import { startEmbedded, type EmbeddedDatabase } from './embedded/index.js';
+import { fromPgError } from './errors.js';
+
+export interface DatabaseOptions {
+  /** postgres:// URL; null runs the embedded PGlite. */
+  url: string | null;
+  poolSize: number;
+  statementTimeoutMs: number;
+  embedded: { dataDir: string; demo: boolean };
+}
+
+export interface TransactionOptions {
+  readOnly: boolean;
+  timeoutMs: number;
+  principal: Principal;
+  signal?: AbortSignal;
+}
+
+export interface Database {
+  readonly kind: 'postgres' | 'embedded';
+  /** The database's name, for serverInfo and health (never the URL: it may hold a password). */
+  readonly name: string;
+  readonly pool: pg.Pool;
+  readonly embedded: EmbeddedDatabase | null;
+  withTransaction<T>(
+    options: TransactionOptions,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T>;
+  health(): Promise<{ ok: boolean; database: string }>;
+  close(): Promise<void>;
+}
+
+const SETTINGS_SQL =
+  "SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $2, true)," +
+  " set_config('auth.user_id', $3, true), set_config('auth.tenant_id', $4, true), set_config('auth.claims', $5, true)";
+
+export async function createDatabase(options: DatabaseOptions, logger: Logger): Promise<Database> {
+  let embedded: EmbeddedDatabase | null = null;
+  let poolConfig: pg.PoolConfig;
+  let name: string;
+  if (options.url === null) {
+    embedded = await startEmbedded({
+      dataDir: options.embedded.dataDir,
+      seedDemo: options.embedded.demo,
+      logger,
+    });
+    // PGlite has one backend session: more than one connection would share its state.
+    poolConfig = { ...embedded.connection, max: 1 };
+    name = 'pgmcp-embedded';
+  } else {
+    poolConfig = { connectionString: options.url, max: options.poolSize };
+    name = parseConnectionString(options.url).database || 'postgres';
+  }
+  const pool = new pg.Pool({
+    ...poolConfig,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle client dying (server restart, embedded child killed) must not crash the process.
+  pool.on('error', (error) =>
+    logger.warn({ err: { message: error.message } }, 'idle database connection failed'),
+  );
+
+  /** Ask the server to cancel a running statement (real PostgreSQL; PGlite ignores cancels). */
+  const cancelBackend = async (pid: number): Promise<void> => {
+    const client = new pg.Client(poolConfig);
+    try {
+      await client.connect();
+      await client.query('SELECT pg_cancel_backend($1)', [pid]);
+    } catch (error) {
+      logger.warn(
+        { err: { message: (error as Error).message } },
+        'could not cancel a running query',
+      );
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  };
+
+  const withTransaction = async <T>(
+    tx: TransactionOptions,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> => {
+    if (tx.signal?.aborted) {
+      throw new AppError(ErrorCodes.DB_CANCELLED, 'The request was cancelled.', {
+        category: 'input',
+      });
+    }
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw fromPgError(error);
+    }
+    let cancelled = false;
+    let timedOut = false;
+    let broken: Error | undefined;
+    const pid = (client as unknown as { processID?: number }).processID;
+    const stop = (why: 'cancel' | 'timeout'): void => {
+      if (why === 'cancel') cancelled = true;
+      else timedOut = true;
+      if (embedded) {
+        // PGlite ignores statement_timeout and cancel requests: only a restart stops it.
+        void embedded.restart(why === 'cancel' ? 'query cancelled' : 'statement timeout');
+      } else if (pid !== undefined) {
+        void cancelBackend(pid);
+      }
+    };
+    const onAbort = (): void => stop('cancel');
+    tx.signal?.addEventListener('abort', onAbort, { once: true });
+    // Real PostgreSQL enforces statement_timeout itself; the timer is the embedded
+    // database's only guard and a backstop against a stuck connection elsewhere.
+    const guard = setTimeout(() => stop('timeout'), embedded ? tx.timeoutMs : tx.timeoutMs + 5_000);
+    try {
+      await client.query(tx.readOnly ? 'BEGIN READ ONLY' : 'BEGIN READ WRITE');
+      const p = tx.principal;
+      await client.query(SETTINGS_SQL, [
+        `${tx.timeoutMs}ms`,
+        `${tx.timeoutMs + 5_000}ms`,
+        p.userId ?? '',
+        p.tenantId ?? '',
+        JSON.stringify(p.claims),
+      ]);
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((e: Error) => {
+        broken = e;
+      });
+      if (timedOut) {
+        throw new AppError(
+          ErrorCodes.DB_TIMEOUT,
+          `The query timed out (limit ${tx.timeoutMs} ms). Narrow it (filters, LIMIT, indexed columns) or ask for a higher statement timeout.`,
+          {
+            category: 'timeout',
+            details: { sqlstate: '57014', timeoutMs: tx.timeoutMs },
+            cause: error,
+          },
+        );
+      }
+      throw fromPgError(error, { timeoutMs: tx.timeoutMs, cancelled });
+    } finally {
+      clearTimeout(guard);
+      tx.signal?.removeEventListener('abort', onAbort);
+      // A connection that was interrupted is not trusted again.
+      client.release(broken ?? (timedOut || cancelled ? new Error('interrupted') : undefined));
+    }
+  };
+
+  return {
+    kind: embedded ? 'embedded' : 'postgres',
+    name,
+    pool,
+    embedded,
+    withTransaction,
+    async health() {
+      try {
+        await pool.query('SELECT 1');
+        return { ok: true, database: 'up' };
+      } catch {
+        return { ok: false, database: 'unreachable' };
+      }
+    },
+    async close() {
+      await pool.end().catch(() => undefined);
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,4 @@
+// The embedded default database (PGlite + pgvector in a child process behind pglite-socket).
+export { startEmbedded, type EmbeddedDatabase, type EmbeddedOptions } from './embedded.js';
+export { DEMO_SCHEMA } from './demo.js';
+export { LOCK_FILE_NAME } from './lock.js';

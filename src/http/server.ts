@@ -1,0 +1,138 @@
+// Fastify composition of the HTTP side: Host/Origin checks, the MCP endpoint (and its
+// /v1 alias) and /health. Bodies are taken as text so bad JSON gets a JSON-RPC answer.
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Dispatcher } from '../mcp/dispatcher.js';
+import { RpcCodes } from '../mcp/jsonrpc.js';
+import { bindSessionNotifications } from '../mcp/subscriptions.js';
+import type { Registry } from '../tools/registry.js';
+import { registerMcpRoutes } from './mcp-route.js';
+import { createOriginPolicy } from './origin.js';
+import { sendJson, sendRpcError } from './replies.js';
+import { createSessionStore, type SessionStore } from './sessions.js';
+
+export interface HttpOptions {
+  host: string;
+  port: number;
+  path: string;
+  allowedOrigins: readonly string[];
+  allowedHosts: readonly string[];
+  bodyLimitBytes: number;
+  sessionIdleTimeoutMs: number;
+  eventStoreSize: number;
+  keepAliveMs: number;
+}
+
+export interface HealthReport {
+  ok: boolean;
+  database: string;
+}
+
+export interface HttpServerDeps {
+  options: HttpOptions;
+  dispatcher: Dispatcher;
+  registry: Registry;
+  logger: Logger;
+  health(): Promise<HealthReport>;
+}
+
+export interface HttpServer {
+  readonly app: FastifyInstance;
+  readonly sessions: SessionStore;
+  /** Start listening; resolves with the bound address (port 0 picks a free port). */
+  listen(): Promise<{ host: string; port: number; url: string }>;
+  close(): Promise<void>;
+}
+
+export function createHttpServer(deps: HttpServerDeps): HttpServer {
+  const { options, dispatcher, logger } = deps;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: options.bodyLimitBytes,
+    forceCloseConnections: true,
+    return503OnClosing: true,
+  });
+  const sessions = createSessionStore({
+    idleTimeoutMs: options.sessionIdleTimeoutMs,
+    eventStoreSize: options.eventStoreSize,
+    keepAliveMs: options.keepAliveMs,
+    logger,
+  });
+  const unbind = bindSessionNotifications(deps.registry, () => sessions.all());
+  const policy = createOriginPolicy({
+    bindHost: options.host,
+    allowedHosts: options.allowedHosts,
+    allowedOrigins: options.allowedOrigins,
+  });
+  const paths = [options.path, `${options.path.replace(/\/$/, '')}/v1`];
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(['application/json'], { parseAs: 'string' }, (_req, body, done) =>
+    done(null, body),
+  );
+
+  app.addHook('onRequest', async (req, reply) => {
+    const path = req.url.split('?')[0] ?? '';
+    if (!paths.includes(path)) return;
+    const origin = req.headers.origin;
+    const problem = policy.check(req.headers.host, Array.isArray(origin) ? origin[0] : origin);
+    if (problem) {
+      logger.warn({ host: req.headers.host, origin }, 'request refused by the Host/Origin policy');
+      return sendRpcError(reply, 403, RpcCodes.INVALID_REQUEST, `Forbidden: ${problem}`);
+    }
+    return undefined;
+  });
+
+  app.setErrorHandler((error: FastifyError, _req, reply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
+      return sendRpcError(
+        reply,
+        413,
+        RpcCodes.INVALID_REQUEST,
+        `Request body larger than ${options.bodyLimitBytes} bytes.`,
+      );
+    }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || error.statusCode === 415) {
+      return sendRpcError(
+        reply,
+        415,
+        RpcCodes.INVALID_REQUEST,
+        'Unsupported Media Type: send Content-Type: application/json.',
+      );
+    }
+    if (error.statusCode !== undefined && error.statusCode < 500) {
+      return sendRpcError(reply, error.statusCode, RpcCodes.INVALID_REQUEST, error.message);
+    }
+    logger.error({ err: error }, 'http request failed');
+    return sendRpcError(reply, 500, RpcCodes.INTERNAL_ERROR, 'Internal error; see the server log.');
+  });
+
+  registerMcpRoutes(app, { paths, dispatcher, sessions, logger, keepAliveMs: options.keepAliveMs });
+
+  app.get('/health', async (_req, reply) => {
+    const report = await deps.health().catch(() => ({ ok: false, database: 'unreachable' }));
+    return sendJson(reply, report.ok ? 200 : 503, {
+      status: report.ok ? 'ok' : 'unavailable',
+      server: dispatcher.serverInfo.name,
+      version: dispatcher.serverInfo.version,
+      database: report.database,
+    });
+  });
+
+  return {
+    app,
+    sessions,
+    async listen() {
+      await app.listen({ host: options.host, port: options.port });
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : options.port;
+      const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
+      return { host: options.host, port, url: `http://${shownHost}:${port}${options.path}` };
+    },
+    async close() {
+      unbind();
+      sessions.close();
+      await app.close();
+    },
+  };
+}

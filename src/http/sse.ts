@@ -1,0 +1,123 @@
+// Server-sent events for MCP: logical streams that outlive one TCP connection (legacy
+// resumability with Last-Event-ID), backed by a bounded per-session event store.
+import type { ServerResponse } from 'node:http';
+
+export interface StoredEvent {
+  streamId: string;
+  seq: number;
+  data: string;
+}
+
+/** Bounded ring of recent events of one session, for replay after a reconnect. */
+export class EventStore {
+  private readonly events: StoredEvent[] = [];
+  constructor(private readonly capacity: number) {}
+
+  add(event: StoredEvent): void {
+    this.events.push(event);
+    if (this.events.length > this.capacity) this.events.shift();
+  }
+
+  after(streamId: string, seq: number): StoredEvent[] {
+    return this.events.filter((e) => e.streamId === streamId && e.seq > seq);
+  }
+}
+
+export function parseEventId(id: string): { streamId: string; seq: number } | null {
+  const at = id.lastIndexOf('_');
+  if (at <= 0) return null;
+  const seq = Number(id.slice(at + 1));
+  return Number.isInteger(seq) && seq >= 0 ? { streamId: id.slice(0, at), seq } : null;
+}
+
+export function startSse(res: ServerResponse, extraHeaders: Record<string, string> = {}): void {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    ...extraHeaders,
+  });
+  res.flushHeaders();
+}
+
+/**
+ * One logical stream. With a store, every event gets an id `<streamId>_<seq>` and is kept
+ * for replay; the connection writing it may change (attach) after a reconnect.
+ */
+export class SseStream {
+  private seq = 0;
+  private writer: ServerResponse | null = null;
+  private keepAlive: NodeJS.Timeout | null = null;
+  finished = false;
+
+  constructor(
+    readonly id: string,
+    private readonly store: EventStore | null,
+    private readonly keepAliveMs: number,
+  ) {}
+
+  get connected(): boolean {
+    return this.writer !== null && !this.writer.writableEnded && !this.writer.destroyed;
+  }
+
+  attach(res: ServerResponse): void {
+    this.detach();
+    this.writer = res;
+    res.on('close', () => {
+      if (this.writer === res) this.detach();
+    });
+    if (this.keepAliveMs > 0) {
+      this.keepAlive = setInterval(() => this.writeRaw(': keep-alive\n\n'), this.keepAliveMs);
+      this.keepAlive.unref();
+    }
+  }
+
+  detach(): void {
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    this.keepAlive = null;
+    this.writer = null;
+  }
+
+  /** A priming event (id, empty data) so the client can resume even before any message. */
+  prime(retryMs?: number): void {
+    if (!this.store) return;
+    const seq = ++this.seq;
+    this.store.add({ streamId: this.id, seq, data: '' });
+    this.writeRaw(`id: ${this.id}_${seq}\n${retryMs ? `retry: ${retryMs}\n` : ''}data: \n\n`);
+  }
+
+  send(message: unknown): void {
+    const data = JSON.stringify(message);
+    if (this.store) {
+      const seq = ++this.seq;
+      this.store.add({ streamId: this.id, seq, data });
+      this.writeRaw(`id: ${this.id}_${seq}\nevent: message\ndata: ${data}\n\n`);
+    } else {
+      this.writeRaw(`event: message\ndata: ${data}\n\n`);
+    }
+  }
+
+  replay(events: StoredEvent[]): void {
+    for (const e of events) {
+      this.writeRaw(
+        e.data === ''
+          ? `id: ${e.streamId}_${e.seq}\ndata: \n\n`
+          : `id: ${e.streamId}_${e.seq}\nevent: message\ndata: ${e.data}\n\n`,
+      );
+    }
+  }
+
+  /** End the current connection; with `finished` the logical stream is over too. */
+  end(finished: boolean): void {
+    if (finished) this.finished = true;
+    const writer = this.writer;
+    this.detach();
+    if (writer && !writer.writableEnded) writer.end();
+  }
+
+  private writeRaw(chunk: string): void {
+    const writer = this.writer;
+    if (writer && !writer.writableEnded && !writer.destroyed) writer.write(chunk);
+  }
+}

@@ -1,0 +1,99 @@
+// Change notifications: list_changed and resources/updated to legacy sessions, and the
+// modern era's subscriptions/listen streams, both fed from the registry's events.
+import type { Registry, CatalogKind } from '../tools/registry.js';
+import type { Session } from './session.js';
+import { isObject, RpcCodes, RpcError } from './jsonrpc.js';
+import { META_SUBSCRIPTION_ID } from './versions.js';
+import { randomUUID } from 'node:crypto';
+
+const LIST_CHANGED: Record<CatalogKind, string> = {
+  tools: 'notifications/tools/list_changed',
+  resources: 'notifications/resources/list_changed',
+  prompts: 'notifications/prompts/list_changed',
+};
+
+/** Fan registry events out to every initialized legacy session. Returns an unsubscribe. */
+export function bindSessionNotifications(
+  registry: Registry,
+  sessions: () => Iterable<Session>,
+): () => void {
+  const offList = registry.onListChanged((kind) => {
+    for (const session of sessions()) {
+      if (session.protocolVersion !== null) session.notify(LIST_CHANGED[kind], {});
+    }
+  });
+  const offUpdated = registry.onResourceUpdated((uri) => {
+    for (const session of sessions()) {
+      if (session.subscriptions.has(uri))
+        session.notify('notifications/resources/updated', { uri });
+    }
+  });
+  return () => {
+    offList();
+    offUpdated();
+  };
+}
+
+export interface ListenFilter {
+  toolsListChanged: boolean;
+  promptsListChanged: boolean;
+  resourcesListChanged: boolean;
+  resourceSubscriptions: string[];
+}
+
+export function parseListenFilter(params: Record<string, unknown>): ListenFilter {
+  const raw = params['notifications'];
+  if (raw !== undefined && !isObject(raw)) {
+    throw new RpcError(RpcCodes.INVALID_PARAMS, 'params.notifications must be an object.');
+  }
+  const filter = raw ?? {};
+  const subs = filter['resourceSubscriptions'];
+  if (subs !== undefined && (!Array.isArray(subs) || subs.some((u) => typeof u !== 'string'))) {
+    throw new RpcError(
+      RpcCodes.INVALID_PARAMS,
+      'notifications.resourceSubscriptions must be a list of URIs.',
+    );
+  }
+  return {
+    toolsListChanged: filter['toolsListChanged'] === true,
+    promptsListChanged: filter['promptsListChanged'] === true,
+    resourcesListChanged: filter['resourcesListChanged'] === true,
+    resourceSubscriptions: (subs as string[] | undefined) ?? [],
+  };
+}
+
+/**
+ * Serve one subscriptions/listen request: acknowledge, forward the requested
+ * notifications tagged with the subscription id, and resolve when `until` aborts.
+ */
+export function listen(
+  registry: Registry,
+  filter: ListenFilter,
+  send: (method: string, params: Record<string, unknown>) => void,
+  until: AbortSignal,
+): Promise<void> {
+  const subscriptionId = randomUUID();
+  const meta = { [META_SUBSCRIPTION_ID]: subscriptionId };
+  const wanted: Record<CatalogKind, boolean> = {
+    tools: filter.toolsListChanged,
+    prompts: filter.promptsListChanged,
+    resources: filter.resourcesListChanged,
+  };
+  const uris = new Set(filter.resourceSubscriptions);
+  send('notifications/subscriptions/acknowledged', { _meta: meta });
+  const offList = registry.onListChanged((kind) => {
+    if (wanted[kind]) send(LIST_CHANGED[kind], { _meta: meta });
+  });
+  const offUpdated = registry.onResourceUpdated((uri) => {
+    if (uris.has(uri)) send('notifications/resources/updated', { uri, _meta: meta });
+  });
+  return new Promise((resolve) => {
+    const stop = (): void => {
+      offList();
+      offUpdated();
+      resolve();
+    };
+    if (until.aborted) stop();
+    else until.addEventListener('abort', stop, { once: true });
+  });
+}

@@ -1,0 +1,163 @@
+// A CallContext for unit tests: records progress and log calls, answers requestInput from a
+// map, and can replay a handler the way the 2026-07-28 era does (re-run with the answers
+// gathered so far until it completes). No protocol layer, no transport.
+import { AppError, ErrorCodes } from '../core/errors.js';
+import { ANONYMOUS, type Principal } from '../core/principal.js';
+import {
+  INPUT_CAPABILITY,
+  type CallContext,
+  type InputRequest,
+  type LogLevel,
+} from '../core/specs.js';
+
+export interface RecordedProgress {
+  progress: number;
+  total: number | undefined;
+  message: string | undefined;
+  /** performance.now() when the call was made, for tests of pacing. */
+  at: number;
+}
+
+export interface RecordedLog {
+  level: LogLevel;
+  data: unknown;
+  logger: string | undefined;
+  at: number;
+}
+
+/**
+ * Members the conformance fixtures may use beyond today's CallContext (proposed for
+ * core/specs.ts). The fake provides them so fixtures can be tested before the protocol layer does.
+ */
+export interface FakeContextExtras {
+  readonly resumedFromState: boolean;
+  disconnectStream(retryMs?: number): boolean;
+}
+
+export type FakeCallContext = CallContext & FakeContextExtras;
+
+export interface FakeContextOptions {
+  principal?: Principal;
+  /** Client capabilities; default: elicitation, sampling and roots. */
+  capabilities?: readonly string[];
+  /** Answers by input-request key, as `inputResponses` would carry them. */
+  answers?: Readonly<Record<string, unknown>>;
+  signal?: AbortSignal;
+  /** What ctx.resumedFromState reports (default false). */
+  resumedFromState?: boolean;
+  /** Whether ctx.disconnectStream succeeds (default true). */
+  canDisconnect?: boolean;
+}
+
+export interface FakeContext {
+  ctx: FakeCallContext;
+  progress: RecordedProgress[];
+  logs: RecordedLog[];
+  /** Every requestInput call that passed the capability check, in order. */
+  inputRequests: Array<Record<string, InputRequest>>;
+  /** The retry hints of every disconnectStream call. */
+  disconnects: Array<number | undefined>;
+}
+
+/**
+ * Thrown by the fake's requestInput when some keys have no answer: what the modern era turns
+ * into an InputRequiredResult. `requests` holds only the unanswered keys.
+ */
+export class InputRequiredSignal extends Error {
+  readonly requests: Record<string, InputRequest>;
+
+  constructor(requests: Record<string, InputRequest>) {
+    super(`Input required: ${Object.keys(requests).join(', ')}`);
+    this.name = 'InputRequiredSignal';
+    this.requests = requests;
+  }
+}
+
+export const ALL_INPUT_CAPABILITIES: readonly string[] = ['elicitation', 'sampling', 'roots'];
+
+export function createFakeContext(options: FakeContextOptions = {}): FakeContext {
+  const capabilities = new Set(options.capabilities ?? ALL_INPUT_CAPABILITIES);
+  const answers = options.answers ?? {};
+  const progress: RecordedProgress[] = [];
+  const logs: RecordedLog[] = [];
+  const inputRequests: Array<Record<string, InputRequest>> = [];
+  const disconnects: Array<number | undefined> = [];
+
+  const ctx: FakeCallContext = {
+    principal: options.principal ?? ANONYMOUS,
+    signal: options.signal ?? new AbortController().signal,
+    resumedFromState: options.resumedFromState ?? false,
+    progress(value, total, message) {
+      progress.push({ progress: value, total, message, at: performance.now() });
+    },
+    log(level, data, logger) {
+      logs.push({ level, data, logger, at: performance.now() });
+    },
+    clientSupports: (capability) => capabilities.has(capability),
+    disconnectStream(retryMs) {
+      disconnects.push(retryMs);
+      return options.canDisconnect ?? true;
+    },
+    requestInput<K extends string>(requests: Record<K, InputRequest>): Promise<Record<K, unknown>> {
+      const entries = Object.entries(requests) as Array<[K, InputRequest]>;
+      for (const [, request] of entries) {
+        const capability = INPUT_CAPABILITY[request.method];
+        if (!capabilities.has(capability)) {
+          return Promise.reject(
+            new AppError(
+              ErrorCodes.CAPABILITY_MISSING,
+              `The client did not declare the ${capability} capability this call needs.`,
+              { category: 'input', details: { requiredCapabilities: { [capability]: {} } } },
+            ),
+          );
+        }
+      }
+      inputRequests.push({ ...requests });
+      const missing: Record<string, InputRequest> = {};
+      const result = {} as Record<K, unknown>;
+      for (const [key, request] of entries) {
+        if (Object.hasOwn(answers, key)) result[key] = answers[key];
+        else missing[key] = request;
+      }
+      if (Object.keys(missing).length > 0) return Promise.reject(new InputRequiredSignal(missing));
+      return Promise.resolve(result);
+    },
+  };
+  return { ctx, progress, logs, inputRequests, disconnects };
+}
+
+export interface ReplayOutcome<T> {
+  result: T;
+  /** The unanswered requests of each round that ended input-required, in order. */
+  rounds: Array<Record<string, InputRequest>>;
+  /** The answers the final, completing run saw. */
+  answers: Record<string, unknown>;
+}
+
+/**
+ * Run `handler` as the modern era would: each time it stops on unanswered input, answer the
+ * pending requests with `respond` and run it again from the start with everything gathered so
+ * far. Gives up after `maxRounds` rounds.
+ */
+export async function replayUntilComplete<T>(
+  handler: (ctx: FakeCallContext) => Promise<T>,
+  respond: (key: string, request: InputRequest) => unknown,
+  options: Omit<FakeContextOptions, 'answers'> & { maxRounds?: number } = {},
+): Promise<ReplayOutcome<T>> {
+  const answers: Record<string, unknown> = {};
+  const rounds: Array<Record<string, InputRequest>> = [];
+  const maxRounds = options.maxRounds ?? 10;
+  for (;;) {
+    const { ctx } = createFakeContext({ ...options, answers, resumedFromState: rounds.length > 0 });
+    try {
+      return { result: await handler(ctx), rounds, answers: { ...answers } };
+    } catch (error) {
+      if (!(error instanceof InputRequiredSignal)) throw error;
+      rounds.push(error.requests);
+      if (rounds.length > maxRounds)
+        throw new Error(`Still asking for input after ${maxRounds} rounds.`);
+      for (const [key, request] of Object.entries(error.requests))
+        answers[key] = respond(key, request);
+    }
+  }
+}
