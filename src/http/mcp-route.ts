@@ -111,6 +111,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     };
     const exchange: Exchange = {
       session,
+      era: modern ? 'modern' : 'legacy',
       principal: ANONYMOUS,
       inFlight: session?.inFlight ?? null,
       signal: transportAbort.signal,
@@ -194,7 +195,8 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       return;
     }
     const request = message as JsonRpcRequest;
-    if (dispatcher.eraOf(request) === 'modern') {
+    const headerEra = isModernVersion(header(req, 'mcp-protocol-version') ?? '') ? 'modern' : undefined;
+    if (dispatcher.eraOf(request, { era: headerEra }) === 'modern') {
       try {
         checkModernHeaders(request, req.headers);
       } catch (error) {

@@ -43,7 +43,8 @@ export interface Outcome {
 }
 
 export interface Dispatcher {
-  eraOf(request: JsonRpcRequest): Era;
+  /** Modern when _meta carries a protocol version, or the transport says so. */
+  eraOf(request: JsonRpcRequest, exchange?: Pick<Exchange, 'era'>): Era;
   handleRequest(request: JsonRpcRequest, exchange: Exchange): Promise<Outcome>;
   handleNotification(notification: JsonRpcNotification, exchange: Exchange): void;
   /** Capabilities as advertised by initialize and server/discover. */
@@ -101,7 +102,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     },
   };
 
-  const eraOf = (request: JsonRpcRequest): Era => {
+  const eraOf = (request: JsonRpcRequest, exchange?: Pick<Exchange, 'era'>): Era => {
+    if (exchange?.era) return exchange.era;
     const meta = request.params?.['_meta'];
     return isObject(meta) && META_PROTOCOL_VERSION in meta ? 'modern' : 'legacy';
   };
@@ -110,7 +112,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const checkModernEnvelope = (
     params: Record<string, unknown>,
   ): { capabilities: Record<string, unknown>; logLevel: LogLevel | null; version: string } => {
-    const meta = params['_meta'] as Record<string, unknown>;
+    const meta = params['_meta'];
+    if (!isObject(meta)) {
+      throw new RpcError(
+        RpcCodes.INVALID_PARAMS,
+        `params._meta is required in protocol 2026-07-28 (with "${META_PROTOCOL_VERSION}" and "${META_CLIENT_CAPABILITIES}").`,
+      );
+    }
     const version = meta[META_PROTOCOL_VERSION];
     if (typeof version !== 'string') {
       throw new RpcError(
@@ -140,7 +148,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   const run = async (request: JsonRpcRequest, exchange: Exchange): Promise<Outcome> => {
-    const era = eraOf(request);
+    const era = eraOf(request, exchange);
     const params = request.params ?? {};
     const def = table[request.method];
     if (!def || !def.eras.includes(era)) {
@@ -202,7 +210,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
             message: error.message,
           };
           if (error.data !== undefined) body.data = error.data;
-          const modern = eraOf(request) === 'modern';
+          const modern = eraOf(request, exchange) === 'modern';
           return {
             response: errorResponse(request.id, body),
             status: modern || error.code === RpcCodes.HEADER_MISMATCH ? error.httpStatus : 200,

@@ -12,6 +12,11 @@ export interface Exchange {
   notify(method: string, params: Record<string, unknown>): void;
   /** Send a server→client request tied to this request and wait for the client's result. */
   request(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
+  /**
+   * The era the transport already knows (HTTP: a modern MCP-Protocol-Version header), so a
+   * modern request with a broken _meta is judged by modern rules. Otherwise from _meta.
+   */
+  era?: 'legacy' | 'modern';
   /** Aborted by the transport (modern era: the client closed the response stream). */
   signal?: AbortSignal;
 }

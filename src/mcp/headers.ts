@@ -17,7 +17,8 @@ export function checkModernHeaders(
   const meta = request.params?.['_meta'];
   const version = isObject(meta) ? meta[META_PROTOCOL_VERSION] : undefined;
   const headerVersion = one(headers['mcp-protocol-version']);
-  if (headerVersion !== version) {
+  // A missing _meta version is the envelope's problem (-32602), judged by the dispatcher.
+  if (version !== undefined && headerVersion !== version) {
     throw new RpcError(
       RpcCodes.HEADER_MISMATCH,
       headerVersion === undefined
@@ -26,24 +27,29 @@ export function checkModernHeaders(
     );
   }
   const method = one(headers['mcp-method']);
-  if (method !== undefined && method !== request.method) {
+  if (method !== request.method) {
     throw new RpcError(
       RpcCodes.HEADER_MISMATCH,
-      `Mcp-Method header (${method}) does not match the body method (${request.method}).`,
+      method === undefined
+        ? `The Mcp-Method header is required and must equal the body method (${request.method}).`
+        : `Mcp-Method header (${method}) does not match the body method (${request.method}).`,
     );
   }
+  const params = request.params ?? {};
+  const expected = request.method === 'resources/read' ? params['uri'] : NAMED.has(request.method) ? params['name'] : undefined;
   const name = one(headers['mcp-name']);
-  if (name !== undefined) {
-    const params = request.params ?? {};
-    const expected = request.method === 'resources/read' ? params['uri'] : params['name'];
-    if (name !== expected) {
-      throw new RpcError(
-        RpcCodes.HEADER_MISMATCH,
-        `Mcp-Name header (${name}) does not match the body (${String(expected)}).`,
-      );
-    }
+  if (expected !== undefined && name !== expected) {
+    throw new RpcError(
+      RpcCodes.HEADER_MISMATCH,
+      name === undefined
+        ? `The Mcp-Name header is required for ${request.method} and must equal the body (${String(expected)}).`
+        : `Mcp-Name header (${name}) does not match the body (${String(expected)}).`,
+    );
   }
 }
+
+/** Methods whose params.name the Mcp-Name header repeats. */
+const NAMED = new Set(['tools/call', 'prompts/get']);
 
 /** Legacy era: a present MCP-Protocol-Version must name a version we serve. */
 export function checkLegacyVersionHeader(headers: Record<string, HeaderValue>): string | undefined {

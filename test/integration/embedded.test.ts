@@ -9,11 +9,16 @@ import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes, isAppError } from '../../src/core/errors.js';
-import { LOCK_FILE_NAME, startEmbedded, type EmbeddedDatabase } from '../../src/db/embedded/index.js';
+import {
+  LOCK_FILE_NAME,
+  startEmbedded,
+  type EmbeddedDatabase,
+} from '../../src/db/embedded/index.js';
 
 const logLines: string[] = [];
 const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
-const logged = (message: string): number => logLines.filter((line) => line.includes(message)).length;
+const logged = (message: string): number =>
+  logLines.filter((line) => line.includes(message)).length;
 
 const roots: string[] = [];
 function tempDir(prefix = 'pgmcp-embedded-'): string {
@@ -38,7 +43,9 @@ async function waitFor(condition: () => boolean, timeoutMs: number): Promise<voi
 }
 
 function childPidOf(dataDir: string): number {
-  const owner = JSON.parse(readFileSync(join(dataDir, LOCK_FILE_NAME), 'utf8')) as { childPid: number };
+  const owner = JSON.parse(readFileSync(join(dataDir, LOCK_FILE_NAME), 'utf8')) as {
+    childPid: number;
+  };
   return owner.childPid;
 }
 
@@ -59,7 +66,6 @@ describe('embedded database', () => {
   afterAll(async () => {
     await pool?.end().catch(() => undefined);
     await db?.stop();
-    // eslint-disable-next-line no-console
     console.info('embedded timings (ms):', timings);
     for (const root of roots) rmSync(root, { recursive: true, force: true });
   });
@@ -108,7 +114,10 @@ describe('embedded database', () => {
 
   it('refuses a second start on the same directory', async () => {
     const second = startEmbedded({ dataDir, seedDemo: false, logger });
-    await expect(second).rejects.toMatchObject({ code: ErrorCodes.EMBEDDED_LOCKED, category: 'unavailable' });
+    await expect(second).rejects.toMatchObject({
+      code: ErrorCodes.EMBEDDED_LOCKED,
+      category: 'unavailable',
+    });
     const error = await second.catch((e: unknown) => e);
     expect(isAppError(error)).toBe(true);
     expect((error as Error).message).toContain(dataDir);
@@ -119,10 +128,14 @@ describe('embedded database', () => {
 
   it('restart() ends a runaway query and keeps committed data', async () => {
     await pool.query('create table public.survives_restart (id int primary key, note text)');
-    await pool.query(`insert into public.survives_restart values (1, 'committed before the restart')`);
+    await pool.query(
+      `insert into public.survives_restart values (1, 'committed before the restart')`,
+    );
 
     const runaway = connect(db);
-    const query = runaway.query('select count(*) from generate_series(1, 100000) a, generate_series(1, 100000) b');
+    const query = runaway.query(
+      'select count(*) from generate_series(1, 100000) a, generate_series(1, 100000) b',
+    );
     const outcome = query.then(
       () => 'finished',
       (error: Error) => error.message,

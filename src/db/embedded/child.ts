@@ -102,10 +102,21 @@ export function spawnPgliteChild(options: SpawnChildOptions): PgliteChild {
   for (const stream of [child.stdout, child.stderr])
     (stream as { unref?: () => void } | null)?.unref?.();
 
+  // The handles above are unref'd, so without this a caller awaiting the exit (restart, stop)
+  // in an otherwise idle process would see Node quit under it.
+  const awaitExit = async (): Promise<ChildExit> => {
+    const keepAlive = setInterval(() => undefined, 60_000);
+    try {
+      return await exited;
+    } finally {
+      clearInterval(keepAlive);
+    }
+  };
+
   const kill = async (): Promise<ChildExit> => {
     stopRequested = true;
     if (exitInfo === undefined) child.kill('SIGKILL');
-    return exited;
+    return awaitExit();
   };
 
   return {
@@ -126,7 +137,7 @@ export function spawnPgliteChild(options: SpawnChildOptions): PgliteChild {
       }
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       try {
-        return await exited;
+        return await awaitExit();
       } finally {
         clearTimeout(timer);
       }

@@ -53,15 +53,24 @@ const BACKOFF_MAX_MS = 5_000;
 export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dataDir = resolve(options.dataDir);
   const logger = options.logger.child({ component: 'embedded-db' });
-  // PGlite trusts every connection; keep the directory (and a socket inside it) private.
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const lock = acquireDataDirLock(dataDir, logger);
+  try {
+    // PGlite trusts every connection; keep the directory (and a socket inside it) private.
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw unusableDirectory(dataDir, error);
+  }
+  let lock: DataDirLock;
+  try {
+    lock = acquireDataDirLock(dataDir, logger);
+  } catch (error) {
+    throw error instanceof AppError ? error : unusableDirectory(dataDir, error);
+  }
   let socket: SocketLocation;
   try {
     socket = createSocketLocation(dataDir);
   } catch (error) {
     lock.release();
-    throw error;
+    throw unusableDirectory(dataDir, error);
   }
 
   const db = new EmbeddedSupervisor(
@@ -113,12 +122,12 @@ class EmbeddedSupervisor implements EmbeddedDatabase {
     private readonly logger: Logger,
     private readonly startTimeoutMs: number,
   ) {
-    this.connection = {
+    this.connection = Object.freeze({
       host: socket.dir,
       port: SOCKET_PORT,
       user: 'postgres',
       database: 'postgres',
-    };
+    });
     process.once('exit', this.#onProcessExit);
   }
 
@@ -270,6 +279,16 @@ class EmbeddedSupervisor implements EmbeddedDatabase {
       { category: 'unavailable', cause, details: { dataDir: this.dataDir, lastOutput: output } },
     );
   }
+}
+
+function unusableDirectory(dataDir: string, cause: unknown): AppError {
+  const reason = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message;
+  return new AppError(
+    ErrorCodes.EMBEDDED_START_FAILED,
+    `The embedded database directory ${dataDir} cannot be used (${reason}). ` +
+      'Check its permissions, or start pgmcp with --data-dir pointing to a writable directory.',
+    { category: 'unavailable', cause, details: { dataDir } },
+  );
 }
 
 function stoppedError(): AppError {
