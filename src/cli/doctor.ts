@@ -1,5 +1,5 @@
 // `pgmcp doctor`: connect with the effective configuration and say what would be unsafe.
-import pg from 'pg';
+import type pg from 'pg';
 import type { Config } from '../config/index.js';
 import { redactUrl } from '../config/index.js';
 import { createDatabase } from '../db/database.js';

@@ -1,0 +1,41 @@
+// The baseline: a bare node:http server that does the least a JSON-RPC endpoint can do —
+// read the POST body, JSON.parse it, answer a small result with the request's id.
+// Forked by run.mjs; reports its port over IPC and exits when the parent goes away.
+import http from 'node:http';
+
+const server = http.createServer((req, res) => {
+  if (req.method !== 'POST') {
+    res.writeHead(405, { allow: 'POST' }).end();
+    return;
+  }
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (chunk) => {
+    body += chunk;
+  });
+  req.on('end', () => {
+    let message;
+    try {
+      message = JSON.parse(body);
+    } catch {
+      const error = '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}';
+      res.writeHead(400, { 'content-type': 'application/json' }).end(error);
+      return;
+    }
+    const out = JSON.stringify({ jsonrpc: '2.0', id: message?.id ?? null, result: {} });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(out),
+    });
+    res.end(out);
+  });
+});
+// Same idle keep-alive as Fastify's default, so neither side closes sockets mid-cell.
+server.keepAliveTimeout = 72_000;
+
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  process.send?.({ type: 'ready', port: typeof address === 'object' ? address?.port : null });
+});
+process.on('disconnect', () => process.exit(0));
+process.on('SIGTERM', () => process.exit(0));
