@@ -261,7 +261,9 @@ async function closedLoop(spec, step, onMeasureStart) {
 
   const sorted = Float64Array.from(latencies).sort();
   const pct = (p) =>
-    sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
+    sorted.length === 0
+      ? null
+      : sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
   const completed = latencies.length;
   return {
     completed,

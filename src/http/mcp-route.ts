@@ -195,7 +195,9 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       return;
     }
     const request = message as JsonRpcRequest;
-    const headerEra = isModernVersion(header(req, 'mcp-protocol-version') ?? '') ? 'modern' : undefined;
+    const headerEra = isModernVersion(header(req, 'mcp-protocol-version') ?? '')
+      ? 'modern'
+      : undefined;
     if (dispatcher.eraOf(request, { era: headerEra }) === 'modern') {
       try {
         checkModernHeaders(request, req.headers);

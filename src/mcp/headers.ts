@@ -36,7 +36,12 @@ export function checkModernHeaders(
     );
   }
   const params = request.params ?? {};
-  const expected = request.method === 'resources/read' ? params['uri'] : NAMED.has(request.method) ? params['name'] : undefined;
+  const expected =
+    request.method === 'resources/read'
+      ? params['uri']
+      : NAMED.has(request.method)
+        ? params['name']
+        : undefined;
   const name = one(headers['mcp-name']);
   if (expected !== undefined && name !== expected) {
     throw new RpcError(

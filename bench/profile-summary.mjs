@@ -1,0 +1,95 @@
+// Summarizes a V8 .cpuprofile (node --cpu-prof): self time by package/file, the hottest
+// functions by self time, and pgmcp's own functions by inclusive time.
+// Used by run.mjs under BENCH_PROFILE=1; also runnable: node bench/profile-summary.mjs FILE
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SPECIAL = new Set(['(garbage collector)', '(idle)', '(program)', '(root)']);
+
+/** Which package or area a frame belongs to. */
+function categoryOf(frame) {
+  const { url, functionName } = frame;
+  if (SPECIAL.has(functionName)) return functionName;
+  if (!url) return '(native/builtin)';
+  if (url.startsWith('node:')) return url;
+  const modules = url.lastIndexOf('/node_modules/');
+  if (modules !== -1) {
+    const parts = url.slice(modules + '/node_modules/'.length).split('/');
+    return parts[0]?.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] ?? url);
+  }
+  const dist = url.lastIndexOf('/dist/');
+  if (dist !== -1) return `pgmcp ${url.slice(dist + 1)}`;
+  return url.replace(/^file:\/\//, '');
+}
+
+const nameOf = (frame) =>
+  `${frame.functionName || '(anonymous)'} ${categoryOf(frame)}:${frame.lineNumber + 1}`;
+
+export function summarizeProfile(file, { top = 25 } = {}) {
+  const profile = JSON.parse(readFileSync(file, 'utf8'));
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const node of profile.nodes)
+    for (const child of node.children ?? []) parent.set(child, node.id);
+
+  const self = new Map();
+  const inclusive = new Map();
+  const categories = new Map();
+  let busy = 0;
+  let total = 0;
+  const add = (map, key, us) => map.set(key, (map.get(key) ?? 0) + us);
+
+  profile.samples.forEach((id, i) => {
+    const us = profile.timeDeltas[i] ?? 0;
+    const node = byId.get(id);
+    if (!node) return;
+    total += us;
+    if (node.callFrame.functionName === '(idle)') return;
+    busy += us;
+    add(self, nameOf(node.callFrame), us);
+    add(categories, categoryOf(node.callFrame), us);
+    const seen = new Set();
+    for (let at = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at).callFrame;
+      if (!frame.url.includes('/dist/')) continue;
+      const key = nameOf(frame);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      add(inclusive, key, us);
+    }
+  });
+
+  const ranked = (map, n) =>
+    [...map.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([name, us]) => ({ name, ms: us / 1000, pctOfBusy: (100 * us) / (busy || 1) }));
+  const byCategory = ranked(categories, 20);
+  const bySelf = ranked(self, top);
+  const byInclusive = ranked(inclusive, top);
+
+  const table = (title, rows) => [
+    title,
+    ...rows.map(
+      (r) =>
+        `  ${r.pctOfBusy.toFixed(1).padStart(5)} %  ${r.ms.toFixed(0).padStart(7)} ms  ${r.name}`,
+    ),
+  ];
+  const text = [
+    `profiled ${(total / 1e6).toFixed(1)} s, busy (not idle) ${(busy / 1e6).toFixed(1)} s; percentages are of busy time`,
+    ...table('self time by package / file:', byCategory),
+    ...table(`top ${top} functions by self time:`, bySelf),
+    ...table(`pgmcp functions by inclusive time (top ${top}):`, byInclusive),
+  ].join('\n');
+  return { busyMs: busy / 1000, totalMs: total / 1000, byCategory, bySelf, byInclusive, text };
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const file = process.argv[2];
+  if (!file) {
+    console.error('usage: node bench/profile-summary.mjs FILE.cpuprofile');
+    process.exit(2);
+  }
+  console.log(summarizeProfile(file).text);
+}
