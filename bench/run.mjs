@@ -162,6 +162,13 @@ async function startEcho() {
   return { child, url: `http://127.0.0.1:${port}/mcp` };
 }
 
+/** The URL with application_name set, so the bench can find its backends in pg_stat_activity. */
+function withAppName(url, name) {
+  const parsed = new URL(url);
+  parsed.searchParams.set('application_name', name);
+  return parsed.toString();
+}
+
 async function startPgmcp(profileDir) {
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith('PGMCP_') && k !== 'DATABASE_URL'),
@@ -175,7 +182,7 @@ async function startPgmcp(profileDir) {
     '--http',
     '127.0.0.1:0',
     '--database',
-    databaseUrl,
+    withAppName(databaseUrl, APP_NAMES.server),
   ];
   const child = track(
     spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] }),
@@ -265,22 +272,24 @@ function cpuTicks(pid) {
   }
 }
 
-/** CPU ticks of every process named postgres (this server's backends and its workers). */
-function postgresTicks() {
-  let total = 0;
+/** Busy ticks of the whole machine (all cores), from the first line of /proc/stat. */
+function machineBusyTicks() {
   try {
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
-      } catch {
-        continue;
-      }
-      total += cpuTicks(entry) ?? 0;
-    }
+    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/);
+    // user nice system idle iowait irq softirq steal …: everything but idle and iowait.
+    const [user, nice, system, , , irq, softirq, steal] = fields.map(Number);
+    return user + nice + system + irq + softirq + (steal || 0);
   } catch {
     return null;
   }
+}
+
+/** PostgreSQL backends opened by this bench (pgmcp's pool and the raw pools), by application_name. */
+const APP_NAMES = { server: 'pgmcp-bench-server', raw: 'pgmcp-bench-raw' };
+
+function sumTicks(pids) {
+  let total = 0;
+  for (const pid of pids) total += cpuTicks(pid) ?? 0;
   return total;
 }
 
@@ -399,7 +408,13 @@ async function main() {
   const specFor = (variant, concurrency, overrides = {}) => {
     const timing = { concurrency, warmupMs, durationMs, validateEvery, ...overrides };
     if (variant.kind === 'pg') {
-      return { kind: 'pg', mode: variant.mode, databaseUrl, poolSize: POOL_SIZE, ...timing };
+      return {
+        kind: 'pg',
+        mode: variant.mode,
+        databaseUrl: withAppName(databaseUrl, APP_NAMES.raw),
+        poolSize: POOL_SIZE,
+        ...timing,
+      };
     }
     const headers =
       variant.era === 'legacy' ? legacyHeaders : variant.era === 'modern' ? modernHeaders : {};
