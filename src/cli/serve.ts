@@ -4,6 +4,7 @@ import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import { createHttpServer } from '../http/server.js';
 import { startStdioServer } from '../mcp/stdio.js';
+import { bindSessionNotifications } from '../mcp/subscriptions.js';
 import { createApp } from './app.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
@@ -36,6 +37,8 @@ export async function serve(config: Config): Promise<void> {
       output: process.stdout,
       logger,
     });
+    // list_changed and resources/updated reach the stdio client as they do HTTP sessions.
+    bindSessionNotifications(app.registry, () => [server.session]);
     logger.info(
       { database: app.db.name, writes: config.database.allowWrites },
       `pgmcp ${VERSION} serving MCP on stdio`,

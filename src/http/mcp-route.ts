@@ -17,6 +17,7 @@ import {
   type JsonRpcResponse,
 } from '../mcp/jsonrpc.js';
 import { allowsBatch, isModernVersion } from '../mcp/versions.js';
+import type { Registry } from '../tools/registry.js';
 import { accepts, sendJson, sendRpcError } from './replies.js';
 import type { HttpSession, SessionStore } from './sessions.js';
 import { GET_STREAM_ID } from './sessions.js';
@@ -24,6 +25,7 @@ import { parseEventId, SseStream, startSse } from './sse.js';
 
 export interface McpRouteOptions {
   paths: string[];
+  registry: Registry;
   dispatcher: Dispatcher;
   sessions: SessionStore;
   logger: Logger;
@@ -38,7 +40,7 @@ function header(req: FastifyRequest, name: string): string | undefined {
 }
 
 export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
-  const { dispatcher, sessions, logger } = options;
+  const { dispatcher, sessions, logger, registry } = options;
 
   /** Find the session a legacy request names, or answer 400/404 and return null. */
   const sessionFor = (
@@ -116,6 +118,14 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       inFlight: session?.inFlight ?? null,
       signal: transportAbort.signal,
       notify: (method, params) => ensureStream().send({ jsonrpc: '2.0', method, params }),
+      disconnect: (retryMs = RETRY_MS) => {
+        // Only a resumable stream (legacy, with a session's event store) may drop its connection.
+        if (modern || !session) return false;
+        const s = ensureStream();
+        s.retry(retryMs);
+        s.end(false);
+        return true;
+      },
       request: (method, params, signal) => {
         if (!session) {
           return Promise.reject(
@@ -200,7 +210,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       : undefined;
     if (dispatcher.eraOf(request, { era: headerEra }) === 'modern') {
       try {
-        checkModernHeaders(request, req.headers);
+        checkModernHeaders(request, req.headers, (name) => registry.tool(name)?.spec.inputSchema);
       } catch (error) {
         const e = error as RpcError;
         sendRpcError(reply, e.httpStatus, e.code, e.message, request.id, e.data);

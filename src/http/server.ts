@@ -107,7 +107,14 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     return sendRpcError(reply, 500, RpcCodes.INTERNAL_ERROR, 'Internal error; see the server log.');
   });
 
-  registerMcpRoutes(app, { paths, dispatcher, sessions, logger, keepAliveMs: options.keepAliveMs });
+  registerMcpRoutes(app, {
+    registry: deps.registry,
+    paths,
+    dispatcher,
+    sessions,
+    logger,
+    keepAliveMs: options.keepAliveMs,
+  });
 
   app.get('/health', async (_req, reply) => {
     const report = await deps.health().catch(() => ({ ok: false, database: 'unreachable' }));

@@ -87,6 +87,11 @@ export class SseStream {
     this.writeRaw(`id: ${this.id}_${seq}\n${retryMs ? `retry: ${retryMs}\n` : ''}data: \n\n`);
   }
 
+  /** Tell the client how long to wait before reconnecting. */
+  retry(ms: number): void {
+    this.writeRaw(`retry: ${ms}\n\n`);
+  }
+
   send(message: unknown): void {
     const data = JSON.stringify(message);
     if (this.store) {

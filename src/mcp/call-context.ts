@@ -20,6 +20,8 @@ export interface ContextInput {
   clientCapabilities: Record<string, unknown>;
   /** Provided by the modern era (input-required rounds); the legacy era asks the client directly. */
   requestInput?: CallContext['requestInput'];
+  /** The modern era's round number: above 0 when resumed from a verified requestState. */
+  round?: number;
 }
 
 export interface BuiltContext {
@@ -75,6 +77,8 @@ export function buildContext(input: ContextInput): BuiltContext {
     },
     clientSupports: (capability) => isObject(clientCapabilities[capability]),
     requestInput: input.requestInput ?? legacyRequestInput,
+    resumedFromState: (input.round ?? 0) > 0,
+    disconnectStream: (retryMs) => (done ? false : (exchange.disconnect?.(retryMs) ?? false)),
   };
   return {
     ctx,

@@ -93,10 +93,23 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       eras: MODERN_ONLY,
       handler: async (params, scope) => {
         const filter = parseListenFilter(params);
-        const signals = [scope.exchange.signal, options.shutdown].filter(
+        // notifications/cancelled for this request ends it too (stdio has no stream to close).
+        const cancel = new AbortController();
+        scope.exchange.inFlight?.set(scope.id, cancel);
+        const signals = [scope.exchange.signal, options.shutdown, cancel.signal].filter(
           (s): s is AbortSignal => !!s,
         );
-        await listen(options.registry, filter, scope.exchange.notify, AbortSignal.any(signals));
+        try {
+          await listen(
+            options.registry,
+            filter,
+            scope.id,
+            scope.exchange.notify,
+            AbortSignal.any(signals),
+          );
+        } finally {
+          scope.exchange.inFlight?.delete(scope.id);
+        }
         return {};
       },
     },

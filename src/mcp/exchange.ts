@@ -17,6 +17,11 @@ export interface Exchange {
    * modern request with a broken _meta is judged by modern rules. Otherwise from _meta.
    */
   era?: 'legacy' | 'modern';
+  /**
+   * Close the connection carrying this request's stream without ending the stream (legacy
+   * SSE polling); the client resumes it. Absent where impossible.
+   */
+  disconnect?(retryMs?: number): boolean;
   /** Aborted by the transport (modern era: the client closed the response stream). */
   signal?: AbortSignal;
 }

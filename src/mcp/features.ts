@@ -117,6 +117,7 @@ export function createFeatures(options: FeatureOptions): Features {
       logLevel: scope.logLevel,
       clientCapabilities: scope.clientCapabilities,
       requestInput: round ? modernRequestInput(round, scope.clientCapabilities) : undefined,
+      round: round?.round,
     });
     try {
       return { value: await body(built.ctx) };
@@ -245,7 +246,10 @@ export function createFeatures(options: FeatureOptions): Features {
         if (error instanceof RpcError) throw error;
         if (isAppError(error) && error.category !== 'internal') {
           const result = toolError(error.message);
-          if (error.details && Object.keys(error.details).length > 0) {
+          // structuredContent must conform to an outputSchema, which describes success only
+          // (clients validate it even on errors); the text already carries the details.
+          const details = error.details && Object.keys(error.details).length > 0;
+          if (details && entry.spec.outputSchema === undefined) {
             result.structuredContent = { error: { code: error.code, ...error.details } };
           }
           return { ...result };

@@ -1,4 +1,5 @@
 // Streamable HTTP header rules that are MCP's, not HTTP's: kept here so http/ only wires them.
+import type { JsonSchema } from '../core/json-schema.js';
 import { isObject, RpcCodes, RpcError, type JsonRpcRequest } from './jsonrpc.js';
 import { ALL_VERSIONS, META_PROTOCOL_VERSION } from './versions.js';
 
@@ -13,6 +14,8 @@ const one = (value: HeaderValue): string | undefined =>
 export function checkModernHeaders(
   request: JsonRpcRequest,
   headers: Record<string, HeaderValue>,
+  /** The input schema of a tool, for arguments mirrored into Mcp-Param-* headers. */
+  toolSchema?: (name: string) => JsonSchema | undefined,
 ): void {
   const meta = request.params?.['_meta'];
   const version = isObject(meta) ? meta[META_PROTOCOL_VERSION] : undefined;
@@ -50,6 +53,72 @@ export function checkModernHeaders(
         ? `The Mcp-Name header is required for ${request.method} and must equal the body (${String(expected)}).`
         : `Mcp-Name header (${name}) does not match the body (${String(expected)}).`,
     );
+  }
+  if (request.method === 'tools/call' && typeof expected === 'string') {
+    const schema = toolSchema?.(expected);
+    if (schema) checkMirroredArguments(request, headers, schema);
+  }
+}
+
+/** Arguments a tool mirrors into headers: `x-mcp-header: "Region"` → Mcp-Param-Region. */
+const mirrored = new WeakMap<JsonSchema, [argument: string, header: string][]>();
+function mirroredArguments(schema: JsonSchema): [string, string][] {
+  let found = mirrored.get(schema);
+  if (!found) {
+    const properties = isObject(schema['properties']) ? schema['properties'] : {};
+    found = Object.entries(properties).flatMap(([name, property]) =>
+      isObject(property) && typeof property['x-mcp-header'] === 'string'
+        ? [[name, property['x-mcp-header']] as [string, string]]
+        : [],
+    );
+    mirrored.set(schema, found);
+  }
+  return found;
+}
+
+const BASE64_SENTINEL = /^=\?base64\?(.*)\?=$/;
+const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** A header value as text: `=?base64?…?=` is strict Base64 of UTF-8, anything else literal. */
+function headerText(value: string): string | null {
+  const wrapped = BASE64_SENTINEL.exec(value);
+  if (!wrapped) return value;
+  const body = wrapped[1] ?? '';
+  return STRICT_BASE64.test(body) ? Buffer.from(body, 'base64').toString('utf8') : null;
+}
+
+function checkMirroredArguments(
+  request: JsonRpcRequest,
+  headers: Record<string, HeaderValue>,
+  schema: JsonSchema,
+): void {
+  const args = isObject(request.params?.['arguments']) ? request.params['arguments'] : {};
+  for (const [argument, name] of mirroredArguments(schema)) {
+    const value = args[argument];
+    const raw = one(headers[`mcp-param-${name.toLowerCase()}`]);
+    if (value === undefined || value === null) {
+      if (raw === undefined) continue;
+      throw new RpcError(
+        RpcCodes.HEADER_MISMATCH,
+        `Mcp-Param-${name} is set but argument ${argument} is absent.`,
+      );
+    }
+    if (raw === undefined) {
+      throw new RpcError(
+        RpcCodes.HEADER_MISMATCH,
+        `The Mcp-Param-${name} header is required: it must repeat argument ${argument}.`,
+      );
+    }
+    const text = headerText(raw);
+    if (text === null) {
+      throw new RpcError(RpcCodes.HEADER_MISMATCH, `Mcp-Param-${name} holds invalid Base64.`);
+    }
+    if (text !== String(value)) {
+      throw new RpcError(
+        RpcCodes.HEADER_MISMATCH,
+        `Mcp-Param-${name} does not match argument ${argument}.`,
+      );
+    }
   }
 }
 

@@ -4,7 +4,6 @@ import type { Registry, CatalogKind } from '../tools/registry.js';
 import type { Session } from './session.js';
 import { isObject, RpcCodes, RpcError } from './jsonrpc.js';
 import { META_SUBSCRIPTION_ID } from './versions.js';
-import { randomUUID } from 'node:crypto';
 
 const LIST_CHANGED: Record<CatalogKind, string> = {
   tools: 'notifications/tools/list_changed',
@@ -64,15 +63,17 @@ export function parseListenFilter(params: Record<string, unknown>): ListenFilter
 
 /**
  * Serve one subscriptions/listen request: acknowledge, forward the requested
- * notifications tagged with the subscription id, and resolve when `until` aborts.
+ * notifications tagged with the subscription id (the request's id), and resolve when
+ * `until` aborts.
  */
 export function listen(
   registry: Registry,
   filter: ListenFilter,
+  /** The JSON-RPC id of the subscriptions/listen request: clients match notifications by it. */
+  subscriptionId: string | number,
   send: (method: string, params: Record<string, unknown>) => void,
   until: AbortSignal,
 ): Promise<void> {
-  const subscriptionId = randomUUID();
   const meta = { [META_SUBSCRIPTION_ID]: subscriptionId };
   const wanted: Record<CatalogKind, boolean> = {
     tools: filter.toolsListChanged,

@@ -11,7 +11,6 @@ import {
   askForText,
   describeElicitation,
   elicit,
-  extrasOf,
   readElicitation,
   readRootUris,
   readSampledText,
@@ -81,7 +80,7 @@ export const askWithState: ToolSpec = {
   async call(_args, ctx) {
     const { confirm: answer } = await ctx.requestInput({ confirm: confirm('Please confirm') });
     const summary = describeElicitation(readElicitation('confirm', answer));
-    const state = extrasOf(ctx).resumedFromState === true ? 'state-ok' : 'state-not-echoed';
+    const state = ctx.resumedFromState ? 'state-ok' : 'state-not-echoed';
     return textResult(`Confirmation received (${summary}); ${state}`);
   },
 };

@@ -1,30 +1,7 @@
-// Small pieces the conformance fixtures share: pacing, the CallContext members proposed for
-// core/specs.ts, and readers for the answers a client gives to input requests.
+// Small pieces the conformance fixtures share: pacing and readers for the answers a client gives to input requests.
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { JsonSchema } from '../../core/json-schema.js';
 import type { CallContext, InputRequest } from '../../core/specs.js';
-
-/**
- * Proposed additions to CallContext (see docs/conformance-checklist.md). Read through
- * `extrasOf` so the fixtures compile and degrade gracefully until the protocol layer has them.
- */
-export interface ProposedContextExtras {
-  /**
-   * Modern era: true when this run is a retry whose requestState the client echoed and whose
-   * integrity check passed. False on a first run, in the legacy era, and on a retry without state.
-   */
-  readonly resumedFromState?: boolean;
-  /**
-   * Legacy Streamable HTTP with an SSE response: end the HTTP response now (after a `retry:`
-   * hint) while the call keeps running; later messages wait for the client's GET with
-   * Last-Event-ID. Returns false where that is impossible (stdio, JSON responses, modern era).
-   */
-  disconnectStream?(retryMs?: number): boolean;
-}
-
-export function extrasOf(ctx: CallContext): ProposedContextExtras {
-  return ctx as CallContext & ProposedContextExtras;
-}
 
 /** Wait `ms`, or less if the call is cancelled: fixtures pace notifications, never block a cancel. */
 export function pause(ms: number, signal: AbortSignal): Promise<void> {

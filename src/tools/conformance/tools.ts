@@ -5,7 +5,7 @@ import { textResult } from '../../core/content.js';
 import { EMPTY_OBJECT_SCHEMA } from '../../core/json-schema.js';
 import type { ToolSpec } from '../../core/specs.js';
 import { PNG_MIME_TYPE, TINY_PNG_BASE64, TINY_WAV_BASE64, WAV_MIME_TYPE } from './media.js';
-import { extrasOf, pause } from './support.js';
+import { pause } from './support.js';
 
 /** Milliseconds between paced notifications; the suites expect "~50 ms". */
 export const PACE_MS = 50;
@@ -216,7 +216,7 @@ export const reconnection: ToolSpec = {
   inputSchema: noArgs,
   annotations: { readOnlyHint: true, openWorldHint: false },
   async call(_args, ctx) {
-    const dropped = extrasOf(ctx).disconnectStream?.(RECONNECT_DELAY_MS) ?? false;
+    const dropped = ctx.disconnectStream(RECONNECT_DELAY_MS);
     await pause(RECONNECT_DELAY_MS, ctx.signal);
     return textResult(
       dropped
