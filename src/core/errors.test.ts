@@ -11,6 +11,6 @@ describe('error codes', () => {
   });
 
   it.each(Object.entries(ErrorCodes))('%s (%s) is catalogued in docs/errors.md', (name, code) => {
-    expect(catalogue).toMatch(new RegExp(`\\| ${code} \\| ${name} \\|`));
+    expect(catalogue).toMatch(new RegExp(`\\|\\s*${code}\\s*\\|\\s*${name}\\s*\\|`));
   });
 });

@@ -1,7 +1,7 @@
 // Small pieces the conformance fixtures share: pacing and readers for the answers a client gives to input requests.
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { JsonSchema } from '../../core/json-schema.js';
-import type { CallContext, InputRequest } from '../../core/specs.js';
+import type { InputRequest } from '../../core/specs.js';
 
 /** Wait `ms`, or less if the call is cancelled: fixtures pace notifications, never block a cancel. */
 export function pause(ms: number, signal: AbortSignal): Promise<void> {
