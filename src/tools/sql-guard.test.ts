@@ -1,0 +1,93 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { checkStatement, DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from './sql-guard.js';
+
+const readOnly = { allowWrites: false, deniedFunctions: DEFAULT_DENIED_FUNCTIONS };
+const writable = { allowWrites: true, deniedFunctions: DEFAULT_DENIED_FUNCTIONS };
+
+beforeAll(async () => {
+  await loadSqlParser();
+});
+
+describe('sql guard', () => {
+  it.each([
+    'select 1',
+    'with t as (select 1 as x) select x from t',
+    'select id, rank() over (partition by a order by b) from t',
+    'select percentile_cont(0.5) within group (order by x) from t',
+    'select * from a, lateral (select * from b where b.a = a.id) c',
+    "select data->>'k', data #> '{a,b}' from docs",
+    'explain select * from t',
+    'show work_mem',
+    'select $1::int + 1',
+    "select 'a;b' as semi, $$x; commit; y$$ as dollar -- ; drop table t",
+  ])('lets %s through as a read', (sql) => {
+    expect(checkStatement(sql, readOnly).kind).toBe('read');
+  });
+
+  it.each([
+    ['select 1; select 2', /2 statements/],
+    ['', /empty/],
+    ['commit', /transaction control/],
+    ['begin read write', /transaction control/],
+    ['set transaction read write', /transaction control|SET/],
+    ['set statement_timeout = 0', /SET and RESET/],
+    ['reset all', /SET and RESET/],
+    ["select set_config('statement_timeout', '0', false)", /set_config/],
+    ["select pg_catalog.set_config('role', 'postgres', false)", /set_config/],
+    ["select pg_read_file('/etc/passwd')", /pg_read_file/],
+    ['select lo_import($1)', /lo_import/],
+    ["select dblink_exec('x', 'y')", /dblink_exec/],
+    ["select query_to_xml('delete from t', true, true, '')", /query_to_xml/],
+    ["copy t to program 'rm -rf /'", /COPY/],
+    ['do $$ begin perform 1; end $$', /DO/],
+    ['lock table t', /LOCK/],
+    ['vacuum t', /VACUUM/],
+    ['listen ch', /LISTEN/],
+    ["notify ch, 'x'", /NOTIFY/],
+    ['prepare p as select 1', /prepared/],
+    ['insert into t values (1)', /read-only/],
+    ['with d as (delete from t returning *) select * from d', /modifies data/],
+    ['select * into newt from t', /INTO/],
+    ['select * from t for update', /FOR UPDATE/],
+    ['explain analyze delete from t', /modifies|read-only/],
+    ['create table x (a int)', /read-only/],
+    ['drop table t', /read-only/],
+    ['call p()', /read-only/],
+    ['alter system set fsync = off', /ALTER SYSTEM/],
+  ])('refuses %s', (sql, reason) => {
+    expect(() => checkStatement(sql, readOnly)).toThrow(reason);
+  });
+
+  it('allows writes only where configured, never transaction control', () => {
+    expect(checkStatement('update t set a = 1', writable).kind).toBe('write');
+    expect(() => checkStatement('rollback', writable)).toThrow(/transaction control/);
+    expect(() => checkStatement("select set_config('a','b',true)", writable)).toThrow(/set_config/);
+  });
+
+  it('reports syntax errors with SQLSTATE 42601 and a position', () => {
+    try {
+      checkStatement('select * form t', readOnly);
+      expect.unreachable();
+    } catch (error) {
+      expect((error as { details: Record<string, unknown> }).details).toMatchObject({
+        sqlstate: '42601',
+      });
+    }
+  });
+
+  it('collects relations, functions and CTE names', () => {
+    const result = checkStatement(
+      'with c as (select 1) select lower(x) from s.t join u on true, c',
+      readOnly,
+    );
+    expect(result.relations).toEqual(
+      expect.arrayContaining([
+        { schema: 's', name: 't' },
+        { schema: null, name: 'u' },
+        { schema: null, name: 'c' },
+      ]),
+    );
+    expect(result.functions).toContain('lower');
+    expect(result.ctes).toEqual(['c']);
+  });
+});

@@ -1,0 +1,255 @@
+// The second wall around free SQL: PostgreSQL's own parser (libpg-query) decides what a
+// statement is before it runs. The first wall is the transaction mode and the role; this
+// one refuses what no read-only transaction should even attempt, with a clear reason.
+import { loadModule, parseSync } from 'libpg-query';
+import { AppError, ErrorCodes } from '../core/errors.js';
+
+export type StatementKind = 'read' | 'write';
+
+export interface GuardOptions {
+  allowWrites: boolean;
+  /** Function names refused anywhere in a statement; `*` at the end matches a prefix. */
+  deniedFunctions: readonly string[];
+}
+
+export interface RelationRef {
+  schema: string | null;
+  name: string;
+}
+
+export interface GuardResult {
+  kind: StatementKind;
+  /** Top-level statement node type, e.g. SelectStmt, ExplainStmt, InsertStmt. */
+  statement: string;
+  relations: RelationRef[];
+  functions: string[];
+  /** Names of CTEs, so they are not mistaken for tables. */
+  ctes: string[];
+}
+
+export const DEFAULT_DENIED_FUNCTIONS: readonly string[] = [
+  'set_config', // session settings (statement_timeout, role, search_path …)
+  'pg_read_file',
+  'pg_read_binary_file',
+  'pg_ls_dir',
+  'pg_stat_file',
+  'pg_ls_*',
+  'pg_file_*',
+  'lo_*',
+  'loread',
+  'lowrite', // large objects reach the file system
+  'dblink*',
+  'postgres_fdw*', // other servers
+  'pg_terminate_backend',
+  'pg_cancel_backend',
+  'pg_reload_conf',
+  'pg_rotate_logfile',
+  'pg_promote',
+  'pg_switch_wal',
+  'pg_create_restore_point',
+  'pg_backup_*',
+  'pg_start_backup',
+  'pg_stop_backup',
+  'pg_create_*_replication_slot',
+  'pg_drop_replication_slot',
+  'pg_replication_origin_*',
+  'pg_logical_emit_message',
+  'pg_notify',
+  'pg_advisory_*',
+  'pg_try_advisory_*',
+  // these run SQL given as text, past this parser
+  'query_to_xml',
+  'query_to_xmlschema',
+  'query_to_xml_and_xmlschema',
+  'cursor_to_xml',
+  'cursor_to_xmlschema',
+  'table_to_xml',
+  'table_to_xmlschema',
+  'table_to_xml_and_xmlschema',
+  'schema_to_xml*',
+  'database_to_xml*',
+  'pg_import_system_collations',
+  'binary_upgrade_*',
+];
+
+/** Statements refused whatever the database allows: they escape the one-call transaction or touch the server. */
+const FORBIDDEN: Record<string, string> = {
+  TransactionStmt:
+    'transaction control (BEGIN, COMMIT, ROLLBACK, SAVEPOINT, SET TRANSACTION) is managed by pgmcp',
+  VariableSetStmt: 'SET and RESET change session settings that pgmcp controls',
+  ListenStmt: 'LISTEN is not available',
+  UnlistenStmt: 'UNLISTEN is not available',
+  NotifyStmt: 'NOTIFY is not available',
+  CopyStmt: 'COPY reads or writes files and programs on the server',
+  DoStmt: 'DO runs anonymous code blocks',
+  LockStmt: 'LOCK takes table locks',
+  VacuumStmt: 'VACUUM and ANALYZE are maintenance commands',
+  PrepareStmt: 'prepared-statement commands are managed by pgmcp',
+  ExecuteStmt: 'prepared-statement commands are managed by pgmcp',
+  DeallocateStmt: 'prepared-statement commands are managed by pgmcp',
+  DiscardStmt: 'DISCARD changes session state',
+  CheckPointStmt: 'CHECKPOINT is a server command',
+  LoadStmt: 'LOAD loads shared libraries',
+  AlterSystemStmt: 'ALTER SYSTEM changes server configuration',
+  DeclareCursorStmt: 'cursors are managed by pgmcp',
+  FetchStmt: 'cursors are managed by pgmcp',
+  ClosePortalStmt: 'cursors are managed by pgmcp',
+  CreateRoleStmt: 'role management is not available',
+  AlterRoleStmt: 'role management is not available',
+  AlterRoleSetStmt: 'role management is not available',
+  DropRoleStmt: 'role management is not available',
+  GrantRoleStmt: 'role management is not available',
+  ReassignOwnedStmt: 'role management is not available',
+  CreatedbStmt: 'database management is not available',
+  DropdbStmt: 'database management is not available',
+  AlterDatabaseStmt: 'database management is not available',
+  AlterDatabaseSetStmt: 'database management is not available',
+  CreateTableSpaceStmt: 'tablespaces are not available',
+  DropTableSpaceStmt: 'tablespaces are not available',
+  CreateSubscriptionStmt: 'replication commands are not available',
+  AlterSubscriptionStmt: 'replication commands are not available',
+  DropSubscriptionStmt: 'replication commands are not available',
+};
+
+const READ_STATEMENTS = new Set(['SelectStmt', 'VariableShowStmt']);
+const WRITE_NODES = new Set(['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt']);
+
+let loaded: Promise<void> | null = null;
+
+/** Load the parser (WASM) once; call before checkStatement. */
+export function loadSqlParser(): Promise<void> {
+  return (loaded ??= loadModule());
+}
+
+function deniedMatcher(names: readonly string[]): (name: string) => boolean {
+  const exact = new Set<string>();
+  const prefixes: RegExp[] = [];
+  for (const raw of names) {
+    const name = raw.toLowerCase();
+    if (name.includes('*')) {
+      prefixes.push(
+        new RegExp(
+          `^${name
+            .split('*')
+            .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+            .join('.*')}$`,
+        ),
+      );
+    } else exact.add(name);
+  }
+  return (name) => exact.has(name) || prefixes.some((re) => re.test(name));
+}
+
+function invalid(message: string, code: string = ErrorCodes.TOOL_INPUT_INVALID): AppError {
+  return new AppError(code, message, { category: 'input' });
+}
+
+interface Walk {
+  relations: RelationRef[];
+  functions: string[];
+  ctes: string[];
+  writes: boolean;
+  locking: boolean;
+  into: boolean;
+}
+
+function walk(node: unknown, out: Walk): void {
+  if (Array.isArray(node)) {
+    for (const item of node) walk(item, out);
+    return;
+  }
+  if (typeof node !== 'object' || node === null) return;
+  for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
+    if (WRITE_NODES.has(key)) out.writes = true;
+    if (key === 'RangeVar' && typeof value === 'object' && value !== null) {
+      const v = value as { schemaname?: string; relname?: string };
+      if (v.relname) out.relations.push({ schema: v.schemaname ?? null, name: v.relname });
+    } else if (key === 'FuncCall' && typeof value === 'object' && value !== null) {
+      const parts = ((value as { funcname?: { String?: { sval?: string } }[] }).funcname ?? [])
+        .map((p) => p.String?.sval)
+        .filter((p): p is string => typeof p === 'string');
+      const last = parts[parts.length - 1];
+      if (last) out.functions.push(last.toLowerCase());
+    } else if (key === 'CommonTableExpr' && typeof value === 'object' && value !== null) {
+      const name = (value as { ctename?: string }).ctename;
+      if (name) out.ctes.push(name);
+    } else if (key === 'lockingClause') out.locking = true;
+    else if (key === 'intoClause') out.into = true;
+    walk(value, out);
+  }
+}
+
+/** Parse and judge one statement. Throws AppError with a reason and what to do instead. */
+export function checkStatement(sql: string, options: GuardOptions): GuardResult {
+  let tree: { stmts?: { stmt?: Record<string, unknown> }[] };
+  try {
+    tree = parseSync(sql) as typeof tree;
+  } catch (error) {
+    const details = (error as { sqlDetails?: { cursorPosition?: number } }).sqlDetails;
+    const position = details?.cursorPosition !== undefined ? details.cursorPosition + 1 : undefined;
+    throw new AppError(ErrorCodes.DB_QUERY_FAILED, (error as Error).message, {
+      category: 'database',
+      details: {
+        sqlstate: '42601',
+        ...(position !== undefined ? { position: String(position) } : {}),
+      },
+    });
+  }
+  const statements = tree.stmts ?? [];
+  if (statements.length !== 1) {
+    throw invalid(
+      statements.length === 0
+        ? 'The query is empty: send exactly one SQL statement.'
+        : `The query holds ${statements.length} statements; send exactly one per call.`,
+    );
+  }
+  const stmt = statements[0]!.stmt ?? {};
+  const type = Object.keys(stmt)[0] ?? 'unknown';
+  let body: unknown = stmt[type];
+  let effective = type;
+  if (type === 'ExplainStmt') {
+    // EXPLAIN ANALYZE executes its statement: judge what it explains.
+    const query = (body as { query?: Record<string, unknown> }).query ?? {};
+    effective = Object.keys(query)[0] ?? 'unknown';
+    body = query;
+  }
+  const reason = FORBIDDEN[effective];
+  if (reason) throw invalid(`Refused: ${reason}.`);
+  const out: Walk = {
+    relations: [],
+    functions: [],
+    ctes: [],
+    writes: false,
+    locking: false,
+    into: false,
+  };
+  walk(body, out);
+  const isDenied = deniedMatcher(options.deniedFunctions);
+  const denied = [...new Set(out.functions.filter(isDenied))];
+  if (denied.length > 0) {
+    throw invalid(
+      `Refused: the function${denied.length > 1 ? 's' : ''} ${denied.join(', ')} ${denied.length > 1 ? 'are' : 'is'} not allowed (side effects or access outside the database).`,
+    );
+  }
+  const writes = !READ_STATEMENTS.has(effective) || out.writes || out.locking || out.into;
+  if (writes && !options.allowWrites) {
+    const what = out.into
+      ? 'SELECT … INTO creates a table'
+      : out.locking
+        ? 'SELECT … FOR UPDATE/SHARE locks rows'
+        : out.writes
+          ? 'the statement modifies data'
+          : `${effective.replace(/Stmt$/, '')} changes the database`;
+    throw invalid(
+      `Refused: ${what}, and this database is read-only. Ask for a SELECT, or configure the database with allowWrites.`,
+      ErrorCodes.WRITE_NOT_ALLOWED,
+    );
+  }
+  return {
+    kind: writes ? 'write' : 'read',
+    statement: type,
+    relations: out.relations,
+    functions: [...new Set(out.functions)],
+    ctes: out.ctes,
+  };
+}
