@@ -193,7 +193,8 @@ FROM (VALUES
 ) AS famous (designation, common_name, kind, ra, dec, mag, dist, sig);
 
 -- Catalogue entries. Each kind has a typical spectral profile; every object varies it by up to
--- ±15 % per band. Declinations are spread evenly over the sphere (asin of a uniform value).
+-- ±15 % per band, then is rescaled so its strongest band is 1. Declinations are spread evenly
+-- over the sphere (asin of a uniform value).
 WITH profile (kind, bands) AS (VALUES
   ('star',          ARRAY[0.55, 0.8, 1.0, 0.9, 0.7, 0.5, 0.33, 0.2]),
   ('variable_star', ARRAY[0.08, 0.2, 0.45, 0.8, 1.0, 0.9, 0.7, 0.5]),
@@ -219,8 +220,10 @@ SELECT 'CLR ' || lpad(g::text, 5, '0'),
             WHEN gen.kind = 'galaxy' THEN round(2e6 + pg_temp.unit(g * 19) * 9.8e7)
             WHEN gen.kind IN ('nebula', 'star_cluster') THEN round(500 + pg_temp.unit(g * 19) * 30000)
             ELSE round(4 + pg_temp.unit(g * 19) * 2500) END,
-       (SELECT array_agg(round((p.bands[b] * (0.85 + 0.3 * pg_temp.unit(g * 8 + b)))::numeric, 3) ORDER BY b)::real[]::vector(8)
-          FROM generate_series(1, 8) AS b)
+       (SELECT array_agg(round((raw / peak)::numeric, 3) ORDER BY b)::real[]::vector(8)
+          FROM (SELECT b, raw, max(raw) OVER () AS peak
+                  FROM generate_series(1, 8) AS b,
+                       LATERAL (SELECT p.bands[b] * (0.85 + 0.3 * pg_temp.unit(g * 8 + b)) AS raw) AS r) AS bands)
 FROM generated AS gen JOIN profile AS p USING (kind)
 ORDER BY g;
 

@@ -42,6 +42,18 @@ const SETTINGS_SQL =
   "SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $2, true)," +
   " set_config('auth.user_id', $3, true), set_config('auth.tenant_id', $4, true), set_config('auth.claims', $5, true)";
 
+// date, timestamp and timestamptz keep PostgreSQL's own text. pg's default makes a JS Date in
+// the process's time zone, which moves a date or a timestamp without time zone (2024-03-01
+// became 2024-02-29T15:00:00.000Z under TZ=Asia/Tokyo) and drops microseconds. Cursors take
+// their parsers from their own config, so readers pass these too.
+const DATE_TIME_OIDS = new Set([1082, 1114, 1184]);
+export const PG_TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    DATE_TIME_OIDS.has(oid) && format !== 'binary'
+      ? (value: string) => value
+      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
 export async function createDatabase(options: DatabaseOptions, logger: Logger): Promise<Database> {
   let embedded: EmbeddedDatabase | null = null;
   let poolConfig: pg.PoolConfig;
@@ -61,6 +73,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
   }
   const pool = new pg.Pool({
     ...poolConfig,
+    types: PG_TYPES,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,
   });
@@ -72,6 +85,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
   /** Ask the server to cancel a running statement (real PostgreSQL; PGlite ignores cancels). */
   const cancelBackend = async (pid: number): Promise<void> => {
     const client = new pg.Client(poolConfig);
+    client.on('error', () => undefined); // failures surface through connect/query below
     try {
       await client.connect();
       await client.query('SELECT pg_cancel_backend($1)', [pid]);
@@ -103,6 +117,13 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     let cancelled = false;
     let timedOut = false;
     let broken: Error | undefined;
+    // The pool listens for 'error' only on idle clients: a checked-out client whose connection
+    // dies (embedded child restarted, server shutdown) would otherwise crash the process. The
+    // query in flight fails by itself; the connection is discarded on release.
+    const onConnectionError = (error: Error): void => {
+      broken = error;
+    };
+    client.on('error', onConnectionError);
     const pid = (client as unknown as { processID?: number }).processID;
     const stop = (why: 'cancel' | 'timeout'): void => {
       if (why === 'cancel') cancelled = true;
@@ -152,6 +173,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       clearTimeout(guard);
       tx.signal?.removeEventListener('abort', onAbort);
       // A connection that was interrupted is not trusted again.
+      client.off('error', onConnectionError);
       client.release(broken ?? (timedOut || cancelled ? new Error('interrupted') : undefined));
     }
   };

@@ -1,9 +1,18 @@
 // Spawns the real embedded database child (PGlite + pgvector behind pglite-socket).
 // One data directory is shared by the tests below, in order, so initdb runs only once.
 
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import pino from 'pino';
@@ -187,22 +196,62 @@ describe('embedded database', () => {
     expect(rows[0].n).toBe(7000);
   });
 
-  it('puts the socket in a private temp directory when the data directory path is too long', async () => {
+  it('reports a child that cannot open the directory as EMBEDDED_START_FAILED with its output', async () => {
+    const broken = join(tempDir(), 'broken');
+    mkdirSync(broken);
+    writeFileSync(join(broken, 'PG_VERSION'), '9.6\n'); // not a data directory PGlite can open
+    const attempt = startEmbedded({
+      dataDir: broken,
+      seedDemo: true,
+      logger,
+      startTimeoutMs: 20_000,
+    });
+    const error = (await attempt.catch((e: unknown) => e)) as {
+      code: string;
+      category: string;
+      message: string;
+    };
+    expect(error).toMatchObject({
+      code: ErrorCodes.EMBEDDED_START_FAILED,
+      category: 'unavailable',
+    });
+    expect(error.message).toContain(broken);
+    expect(error.message).toContain('start failed');
+    expect(existsSync(join(broken, LOCK_FILE_NAME))).toBe(false);
+  });
+
+  it('follows symlinks and puts the socket in a private temp directory when the path is too long', async () => {
+    // The lock applies whichever path names the directory.
+    const alias = join(tempDir(), 'alias');
+    symlinkSync(dataDir, alias);
+    await expect(startEmbedded({ dataDir: alias, seedDemo: false, logger })).rejects.toMatchObject({
+      code: ErrorCodes.EMBEDDED_LOCKED,
+    });
+    await pool.end();
+    await db.stop();
+
+    // Move the initialised directory somewhere deep (no second initdb) and open it via the alias.
     const deep = join(tempDir(), 'a-rather-long-directory-name-for-testing'.repeat(2), 'data');
+    mkdirSync(dirname(deep));
+    renameSync(dataDir, deep);
+    rmSync(alias);
+    symlinkSync(deep, alias);
     expect(Buffer.byteLength(join(deep, '.s.PGSQL.5432'))).toBeGreaterThan(107);
-    const started = Date.now();
-    const other = await startEmbedded({ dataDir: deep, seedDemo: false, logger });
-    timings.firstStartWithoutSeedMs = Date.now() - started;
+
+    const other = await startEmbedded({ dataDir: alias, seedDemo: true, logger });
     try {
-      expect(other.connection.host.startsWith(deep)).toBe(false);
+      expect(other.dataDir).toBe(alias);
+      expect(other.connection.host.startsWith(tmpdir())).toBe(true);
       expect(existsSync(join(other.connection.host, '.s.PGSQL.5432'))).toBe(true);
       const otherPool = connect(other);
-      const { rows } = await otherPool.query(`select to_regnamespace('demo') as demo`);
-      expect(rows[0].demo).toBeNull();
+      const { rows } = await otherPool.query('select count(*)::int as n from demo.sites');
+      expect(rows[0].n).toBe(8);
       await otherPool.end();
     } finally {
       await other.stop();
     }
     expect(existsSync(other.connection.host)).toBe(false);
+    expect(existsSync(join(deep, LOCK_FILE_NAME))).toBe(false);
+    expect(logged('demo dataset loaded')).toBe(1);
   });
 });

@@ -16,9 +16,8 @@ export interface ChildConfig {
   maxConnections: number;
 }
 
-/** Messages the child sends over the IPC channel. */
-export type ChildMessage =
-  { type: 'ready'; pgliteMs: number } | { type: 'failed'; message: string };
+/** Messages the child sends over the IPC channel (failures show up in its stderr). */
+export type ChildMessage = { type: 'ready'; pgliteMs: number };
 
 /** Messages the parent sends. */
 export type ParentMessage = { type: 'shutdown' };
@@ -27,7 +26,18 @@ export const CHILD_SCRIPT = `
 process.title = ${JSON.stringify(CHILD_PROCESS_TITLE)};
 const config = JSON.parse(process.env[${JSON.stringify(CHILD_CONFIG_ENV)}] ?? '{}');
 const log = (line) => process.stderr.write(line + '\\n');
-const describe = (error) => (error && error.stack) || String(error);
+const describe = (error) => (error && error.stack) || summarize(error);
+// Emscripten throws plain objects (ErrnoError, ExitStatus) that stringify as [object Object].
+function summarize(error) {
+  if (error instanceof Error) return error.message;
+  if (error && typeof error === 'object') {
+    const { name, message, errno, code, status } = error;
+    const parts = [name, message, errno !== undefined && 'errno ' + errno, code, status !== undefined && 'status ' + status];
+    const text = parts.filter(Boolean).join(', ');
+    return text || JSON.stringify(error);
+  }
+  return String(error);
+}
 
 let db;
 let server;
@@ -84,9 +94,8 @@ try {
   log('listening on ' + config.socketPath);
   if (process.send) process.send({ type: 'ready', pgliteMs });
 } catch (error) {
-  log('start failed: ' + describe(error));
-  if (process.send) process.send({ type: 'failed', message: String(error && error.message || error) });
-  process.exitCode = 1;
+  // The message, not the stack: the parent quotes the last lines in its error.
+  log('start failed: ' + summarize(error));
   await shutdown(1);
 }
 `;

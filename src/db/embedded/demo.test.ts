@@ -16,7 +16,9 @@ describe('demo dataset SQL', () => {
   it('is deterministic: no random() and no clock-dependent values', async () => {
     const code = stripComments(await loadDemoSql());
     expect(code).not.toMatch(/\brandom\s*\(/i);
-    expect(code).not.toMatch(/\b(now|clock_timestamp|gen_random_uuid)\s*\(|\bcurrent_(date|timestamp)\b/i);
+    expect(code).not.toMatch(
+      /\b(now|clock_timestamp|gen_random_uuid)\s*\(|\bcurrent_(date|timestamp)\b/i,
+    );
   });
 });
 

@@ -2,21 +2,21 @@
 // PGlite child, restarts the child on request (to stop a runaway query: PGlite ignores
 // statement_timeout and cancel) and on unexpected death, and seeds the demo dataset.
 
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { AppError, ErrorCodes } from '../../core/errors.js';
-import {
-  ChildExitedError,
-  describeExit,
-  spawnPgliteChild,
-  type ChildExit,
-  type PgliteChild,
-} from './child.js';
+import { AppError } from '../../core/errors.js';
+import { describeExit, spawnPgliteChild, type ChildExit, type PgliteChild } from './child.js';
 import { seedDemoDataset } from './demo.js';
+import {
+  crashLoopError,
+  startFailedError,
+  stoppedError,
+  unusableDirectoryError,
+} from './embedded-errors.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
-import { StartTimeoutError, waitUntilQueryable, type Connection } from './readiness.js';
+import { waitUntilQueryable, type Connection } from './readiness.js';
 import { createSocketLocation, SOCKET_PORT, type SocketLocation } from './socket-location.js';
 
 export interface EmbeddedOptions {
@@ -53,33 +53,37 @@ const BACKOFF_MAX_MS = 5_000;
 export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dataDir = resolve(options.dataDir);
   const logger = options.logger.child({ component: 'embedded-db' });
+  let realDir: string;
   try {
     // PGlite trusts every connection; keep the directory (and a socket inside it) private.
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    // PGlite cannot mount a data directory given through a symlink (ENOENT inside WASM).
+    realDir = realpathSync(dataDir);
   } catch (error) {
-    throw unusableDirectory(dataDir, error);
+    throw unusableDirectoryError(dataDir, error);
   }
   let lock: DataDirLock;
   try {
-    lock = acquireDataDirLock(dataDir, logger);
+    lock = acquireDataDirLock(realDir, logger, { displayDir: dataDir });
   } catch (error) {
-    throw error instanceof AppError ? error : unusableDirectory(dataDir, error);
+    throw error instanceof AppError ? error : unusableDirectoryError(dataDir, error);
   }
   let socket: SocketLocation;
   try {
-    socket = createSocketLocation(dataDir);
+    socket = createSocketLocation(realDir);
   } catch (error) {
     lock.release();
-    throw unusableDirectory(dataDir, error);
+    throw unusableDirectoryError(dataDir, error);
   }
 
-  const db = new EmbeddedSupervisor(
+  const db = new EmbeddedSupervisor({
     dataDir,
+    realDir,
     lock,
     socket,
     logger,
-    options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
-  );
+    startTimeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+  });
   try {
     const started = Date.now();
     await db.launch();
@@ -104,6 +108,17 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedD
   return db;
 }
 
+interface SupervisorParts {
+  /** As the user gave it (resolved): used in messages. */
+  dataDir: string;
+  /** With symlinks resolved: what the child opens. */
+  realDir: string;
+  lock: DataDirLock;
+  socket: SocketLocation;
+  logger: Logger;
+  startTimeoutMs: number;
+}
+
 class EmbeddedSupervisor implements EmbeddedDatabase {
   readonly connection: Connection;
   #child: PgliteChild | undefined;
@@ -115,15 +130,22 @@ class EmbeddedSupervisor implements EmbeddedDatabase {
   readonly #stopSignal = new AbortController();
   readonly #onProcessExit = (): void => this.#cleanupSync();
 
-  constructor(
-    readonly dataDir: string,
-    private readonly lock: DataDirLock,
-    private readonly socket: SocketLocation,
-    private readonly logger: Logger,
-    private readonly startTimeoutMs: number,
-  ) {
+  readonly dataDir: string;
+  private readonly realDir: string;
+  private readonly lock: DataDirLock;
+  private readonly socket: SocketLocation;
+  private readonly logger: Logger;
+  private readonly startTimeoutMs: number;
+
+  constructor(parts: SupervisorParts) {
+    this.dataDir = parts.dataDir;
+    this.realDir = parts.realDir;
+    this.lock = parts.lock;
+    this.socket = parts.socket;
+    this.logger = parts.logger;
+    this.startTimeoutMs = parts.startTimeoutMs;
     this.connection = Object.freeze({
-      host: socket.dir,
+      host: parts.socket.dir,
       port: SOCKET_PORT,
       user: 'postgres',
       database: 'postgres',
@@ -142,19 +164,24 @@ class EmbeddedSupervisor implements EmbeddedDatabase {
     // Removing it is safe: we hold the directory lock and the previous child has exited.
     rmSync(this.socket.path, { force: true });
     const child = spawnPgliteChild({
-      dataDir: this.dataDir,
+      dataDir: this.realDir,
       socketPath: this.socket.path,
       maxConnections: MAX_CONNECTIONS,
       logger: this.logger,
     });
     this.#child = child;
-    this.lock.setChildPid(child.pid);
+    try {
+      this.lock.setChildPid(child.pid);
+    } catch (error) {
+      // Only orphan clean-up after a crash depends on it; not worth failing the start.
+      this.logger.warn({ err: error }, 'could not record the child pid in the lock file');
+    }
     void child.exited.then((exit) => this.#onChildExit(child, exit));
     try {
       await waitUntilQueryable(child, this.connection, this.startTimeoutMs);
     } catch (error) {
       await child.kill();
-      throw this.#startFailed(child, error);
+      throw startFailedError(this.dataDir, child.lastOutput(), error);
     }
     if (this.#stopped) {
       await child.kill();
@@ -215,14 +242,7 @@ class EmbeddedSupervisor implements EmbeddedDatabase {
           { failures: this.#failures.length, windowMs: FAILURE_WINDOW_MS },
           'the embedded database keeps failing; giving up on automatic restarts (restart pgmcp to try again)',
         );
-        throw new AppError(
-          ErrorCodes.EMBEDDED_START_FAILED,
-          'The embedded database keeps crashing; restart pgmcp.',
-          {
-            category: 'unavailable',
-            details: { dataDir: this.dataDir },
-          },
-        );
+        throw crashLoopError(this.dataDir);
       }
       const delay = Math.min(BACKOFF_BASE_MS * 2 ** (this.#failures.length - 1), BACKOFF_MAX_MS);
       await sleep(delay, undefined, { signal: this.#stopSignal.signal }).catch(() => undefined);
@@ -262,37 +282,4 @@ class EmbeddedSupervisor implements EmbeddedDatabase {
     this.lock.release();
     this.socket.cleanup();
   }
-
-  #startFailed(child: PgliteChild, cause: unknown): AppError {
-    if (cause instanceof AppError) return cause;
-    const why =
-      cause instanceof StartTimeoutError
-        ? cause.message
-        : cause instanceof ChildExitedError
-          ? `the database process ${cause.message}`
-          : `the database could not be reached (${cause instanceof Error ? cause.message : String(cause)})`;
-    const output = child.lastOutput();
-    return new AppError(
-      ErrorCodes.EMBEDDED_START_FAILED,
-      `The embedded database in ${this.dataDir} did not start: ${why}.` +
-        (output.length > 0 ? ` Last output of the database process:\n${output.join('\n')}` : ''),
-      { category: 'unavailable', cause, details: { dataDir: this.dataDir, lastOutput: output } },
-    );
-  }
-}
-
-function unusableDirectory(dataDir: string, cause: unknown): AppError {
-  const reason = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message;
-  return new AppError(
-    ErrorCodes.EMBEDDED_START_FAILED,
-    `The embedded database directory ${dataDir} cannot be used (${reason}). ` +
-      'Check its permissions, or start pgmcp with --data-dir pointing to a writable directory.',
-    { category: 'unavailable', cause, details: { dataDir } },
-  );
-}
-
-function stoppedError(): AppError {
-  return new AppError(ErrorCodes.DB_UNAVAILABLE, 'The embedded database has been stopped.', {
-    category: 'unavailable',
-  });
 }

@@ -9,9 +9,12 @@ import { acquireDataDirLock, LOCK_FILE_NAME, systemProbe, type ProcessProbe } fr
 
 function captureLogger(): { logger: pino.Logger; messages: string[] } {
   const messages: string[] = [];
-  const logger = pino({ level: 'debug' }, {
-    write: (line: string) => void messages.push((JSON.parse(line) as { msg: string }).msg),
-  });
+  const logger = pino(
+    { level: 'debug' },
+    {
+      write: (line: string) => void messages.push((JSON.parse(line) as { msg: string }).msg),
+    },
+  );
   return { logger, messages };
 }
 
@@ -38,13 +41,16 @@ describe('acquireDataDirLock', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   const writeOwner = (owner: Record<string, unknown>): void =>
-    writeFileSync(lockPath, JSON.stringify({ hostname: 'here', token: 't', startedAt: 'x', ...owner }));
+    writeFileSync(
+      lockPath,
+      JSON.stringify({ hostname: 'here', token: 't', startedAt: 'x', ...owner }),
+    );
   const readOwner = (): Record<string, unknown> =>
     JSON.parse(readFileSync(lockPath, 'utf8')) as Record<string, unknown>;
 
   it('creates a lock file with our pid and removes it on release', () => {
     const { logger } = captureLogger();
-    const lock = acquireDataDirLock(dir, logger, fakeProbe());
+    const lock = acquireDataDirLock(dir, logger, { probe: fakeProbe() });
     expect(readOwner()).toMatchObject({ pid: 1000, hostname: 'here' });
     lock.release();
     expect(existsSync(lockPath)).toBe(false);
@@ -57,13 +63,13 @@ describe('acquireDataDirLock', () => {
     const probe = fakeProbe({ isAlive: (pid) => pid === 4242 });
     let error: unknown;
     try {
-      acquireDataDirLock(dir, logger, probe);
+      acquireDataDirLock(dir, logger, { probe, displayDir: '/home/me/.pgmcp' });
     } catch (e) {
       error = e;
     }
     expect(error).toMatchObject({ code: ErrorCodes.EMBEDDED_LOCKED, category: 'unavailable' });
     const message = (error as Error).message;
-    expect(message).toContain(dir);
+    expect(message).toContain('/home/me/.pgmcp'); // the name the user gave, not the resolved one
     expect(message).toContain('pid 4242');
     expect(message).toContain('--data-dir');
     expect(readOwner()).toMatchObject({ pid: 4242 }); // untouched
@@ -72,15 +78,19 @@ describe('acquireDataDirLock', () => {
   it('refuses a lock held by another host, whose pid cannot be checked', () => {
     writeOwner({ pid: 4242, hostname: 'elsewhere' });
     const { logger } = captureLogger();
-    expect(() => acquireDataDirLock(dir, logger, fakeProbe())).toThrow(/in use by another pgmcp/);
+    expect(() => acquireDataDirLock(dir, logger, { probe: fakeProbe() })).toThrow(
+      /in use by another pgmcp/,
+    );
   });
 
   it('takes over a stale lock whose pid is dead, with a log line', () => {
     writeOwner({ pid: 4242 });
     const { logger, messages } = captureLogger();
-    const lock = acquireDataDirLock(dir, logger, fakeProbe());
+    const lock = acquireDataDirLock(dir, logger, { probe: fakeProbe() });
     expect(readOwner()).toMatchObject({ pid: 1000 });
-    expect(messages.some((m) => m.includes('pid 4242') && m.includes('no longer running'))).toBe(true);
+    expect(messages.some((m) => m.includes('pid 4242') && m.includes('no longer running'))).toBe(
+      true,
+    );
     lock.release();
   });
 
@@ -102,7 +112,7 @@ describe('acquireDataDirLock', () => {
   it('takes over an unreadable lock file', () => {
     writeFileSync(lockPath, 'not json');
     const { logger, messages } = captureLogger();
-    const lock = acquireDataDirLock(dir, logger, fakeProbe());
+    const lock = acquireDataDirLock(dir, logger, { probe: fakeProbe() });
     expect(readOwner()).toMatchObject({ pid: 1000 });
     expect(messages.some((m) => m.includes('unreadable'))).toBe(true);
     lock.release();
@@ -112,18 +122,21 @@ describe('acquireDataDirLock', () => {
     writeOwner({ pid: 4242, childPid: 4343 });
     const { logger } = captureLogger();
     const stranger = fakeProbe({ isAlive: (pid) => pid === 4343 });
-    acquireDataDirLock(dir, logger, stranger).release();
+    acquireDataDirLock(dir, logger, { probe: stranger }).release();
     expect(stranger.killed).toEqual([]);
 
     writeOwner({ pid: 4242, childPid: 4343 });
-    const ours = fakeProbe({ isAlive: (pid) => pid === 4343, isEmbeddedChild: () => true });
-    acquireDataDirLock(dir, logger, ours).release();
+    const ours = fakeProbe({
+      isAlive: (pid) => pid === 4343 && !ours.killed.includes(pid),
+      isEmbeddedChild: () => true,
+    });
+    acquireDataDirLock(dir, logger, { probe: ours }).release();
     expect(ours.killed).toEqual([4343]);
   });
 
   it('records the child pid and still releases only its own lock', () => {
     const { logger } = captureLogger();
-    const lock = acquireDataDirLock(dir, logger, fakeProbe());
+    const lock = acquireDataDirLock(dir, logger, { probe: fakeProbe() });
     lock.setChildPid(5555);
     expect(readOwner()).toMatchObject({ pid: 1000, childPid: 5555 });
 

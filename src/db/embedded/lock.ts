@@ -68,12 +68,20 @@ export const systemProbe: ProcessProbe = {
 const ATTEMPTS = 4;
 // A lock file is created empty and then written; a reader may catch it in between.
 const GARBLED_RECHECK_MS = 100;
+const ORPHAN_EXIT_WAIT_MS = 1_000;
+
+export interface AcquireOptions {
+  /** The directory as the user named it, for messages (default: `dataDir`). */
+  displayDir?: string;
+  probe?: ProcessProbe;
+}
 
 export function acquireDataDirLock(
   dataDir: string,
   logger: Logger,
-  probe: ProcessProbe = systemProbe,
+  options: AcquireOptions = {},
 ): DataDirLock {
+  const { displayDir = dataDir, probe = systemProbe } = options;
   const path = join(dataDir, LOCK_FILE_NAME);
   const owner: LockOwner = {
     pid: probe.pid,
@@ -88,7 +96,7 @@ export function acquireDataDirLock(
     const existing = readOwnerSettled(path);
     if (existing === 'missing') continue;
     if (existing !== 'garbled' && holdsLock(existing, probe))
-      throw lockedError(dataDir, path, existing);
+      throw lockedError(displayDir, path, existing);
 
     if (existing === 'garbled') {
       logger.warn({ lockFile: path }, 'taking over an unreadable embedded database lock file');
@@ -103,7 +111,7 @@ export function acquireDataDirLock(
   }
   // Only reachable when other starters keep racing us for the same directory.
   const last = readOwner(path);
-  throw lockedError(dataDir, path, typeof last === 'string' ? undefined : last);
+  throw lockedError(displayDir, path, typeof last === 'string' ? undefined : last);
 }
 
 function tryCreate(path: string, owner: LockOwner): boolean {
@@ -148,6 +156,12 @@ function stopOrphanChild(owner: LockOwner, probe: ProcessProbe, logger: Logger):
     probe.kill(childPid);
   } catch (error) {
     logger.warn({ childPid, err: error }, 'could not stop the orphaned embedded database process');
+    return;
+  }
+  // SIGKILL is asynchronous; give the kernel a moment to close its files before a new child
+  // opens the directory. (A zombie still counts as alive but has already closed them.)
+  for (let waited = 0; waited < ORPHAN_EXIT_WAIT_MS && probe.isAlive(childPid); waited += 50) {
+    sleepSync(50);
   }
 }
 

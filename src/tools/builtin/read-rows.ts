@@ -2,6 +2,7 @@
 // bounded whatever the query returns; limit+1 rows tell whether more exist.
 import Cursor from 'pg-cursor';
 import type pg from 'pg';
+import { PG_TYPES } from '../../db/database.js';
 
 export interface ReadOptions {
   sql: string;
@@ -38,7 +39,9 @@ function approximateBytes(row: unknown[]): number {
 }
 
 export async function readRows(client: pg.PoolClient, options: ReadOptions): Promise<ReadResult> {
-  const cursor = client.query(new Cursor(options.sql, options.params, { rowMode: 'array' }));
+  const cursor = client.query(
+    new Cursor(options.sql, options.params, { rowMode: 'array', types: PG_TYPES }),
+  );
   const rows: unknown[][] = [];
   let skipped = 0;
   let bytes = 0;
@@ -81,6 +84,10 @@ export async function readRows(client: pg.PoolClient, options: ReadOptions): Pro
       rowCount: fields.length === 0 ? (result?.rowCount ?? null) : null,
     };
   } finally {
-    await cursor.close().catch(() => undefined);
+    // A failed cursor has nothing left to close, and after a lost connection (the embedded
+    // child restarted) close() would wait forever for a readyForQuery that never comes.
+    if ((cursor as unknown as { state?: string }).state !== 'error') {
+      await cursor.close().catch(() => undefined);
+    }
   }
 }
