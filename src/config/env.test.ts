@@ -122,7 +122,10 @@ describe('readEnv', () => {
         ? Object.keys(value).map((k) => `${section}.${k}`)
         : [section],
     );
-    const covered = new Set(ENV_VARIABLES.map((variable) => variable.key));
+    // Nested sections (database.access) count as covered when their keys are.
+    const covered = new Set(
+      ENV_VARIABLES.map((variable) => variable.key.split('.').slice(0, 2).join('.')),
+    );
     expect(settings.filter((key) => !covered.has(key))).toEqual(['database.url']);
   });
 });

@@ -13,7 +13,7 @@ export interface SourcedValue {
   source: string;
 }
 
-export type EnvKind = 'string' | 'int' | 'bool' | 'list';
+export type EnvKind = 'string' | 'int' | 'number' | 'bool' | 'list';
 
 export interface EnvVariable {
   key: string;
@@ -36,6 +36,7 @@ export const ENV_BOOL_HINT = 'expected one of true, false, 1, 0, yes, no';
 const PARSERS: Record<EnvKind, (raw: string) => unknown> = {
   string: (raw) => raw,
   int: (raw) => (/^\s*[+-]?\d+\s*$/.test(raw) ? Number(raw) : raw),
+  number: (raw) => (/^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i.test(raw) ? Number(raw) : raw),
   bool: (raw) => BOOL_WORDS[raw.trim().toLowerCase()] ?? raw,
   list: (raw) =>
     raw
@@ -66,6 +67,15 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'database.defaultRows', env: 'PGMCP_DEFAULT_ROWS', kind: 'int' },
   { key: 'database.maxResultBytes', env: 'PGMCP_MAX_RESULT_BYTES', kind: 'int' },
   { key: 'database.poolSize', env: 'PGMCP_POOL_SIZE', kind: 'int' },
+  { key: 'database.deniedFunctions', env: 'PGMCP_DENIED_FUNCTIONS', kind: 'list' },
+  { key: 'database.maxPlanCost', env: 'PGMCP_MAX_PLAN_COST', kind: 'number' },
+  { key: 'database.maxPlanRows', env: 'PGMCP_MAX_PLAN_ROWS', kind: 'number' },
+  { key: 'database.access.allowSchemas', env: 'PGMCP_ALLOW_SCHEMAS', kind: 'list' },
+  { key: 'database.access.denySchemas', env: 'PGMCP_DENY_SCHEMAS', kind: 'list' },
+  { key: 'database.access.allowTables', env: 'PGMCP_ALLOW_TABLES', kind: 'list' },
+  { key: 'database.access.denyTables', env: 'PGMCP_DENY_TABLES', kind: 'list' },
+  { key: 'database.access.denyColumns', env: 'PGMCP_DENY_COLUMNS', kind: 'list' },
+  { key: 'database.access.maskColumns', env: 'PGMCP_MASK_COLUMNS', kind: 'list' },
   { key: 'embedded.dataDir', env: 'PGMCP_DATA_DIR', kind: 'string' },
   { key: 'embedded.demo', env: 'PGMCP_DEMO', kind: 'bool' },
   { key: 'log.level', env: 'PGMCP_LOG_LEVEL', kind: 'string' },

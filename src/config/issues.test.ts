@@ -35,6 +35,13 @@ const badEnv: Record<string, string> = {
   PGMCP_HTTP_ALLOWED_ORIGINS: 'https://app.example.com/',
   PGMCP_HTTP_ALLOWED_HOSTS: 'https://h',
   PGMCP_LOG_LEVEL: 'loud',
+  PGMCP_DENIED_FUNCTIONS: 'pg read file',
+  PGMCP_ALLOW_SCHEMAS: 'a b',
+  PGMCP_DENY_SCHEMAS: 'a;b',
+  PGMCP_ALLOW_TABLES: 'a.b.c.d',
+  PGMCP_DENY_TABLES: 'x y',
+  PGMCP_DENY_COLUMNS: 'a..b',
+  PGMCP_MASK_COLUMNS: 'users.email,bad one',
 };
 
 describe('every environment variable reports its key and its name', () => {

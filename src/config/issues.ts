@@ -35,8 +35,16 @@ export function issuesToError(
 function describe(issue: Issue, input: unknown, sourceOf: SourceLookup) {
   const path = issue.path.map((part) => (typeof part === 'number' ? part : String(part)));
   const key = formatPath(path);
-  // Two segments identify a setting ('http.allowedOrigins'); deeper parts are list items.
-  const setting = path.slice(0, 2).map(String).join('.');
+  // The named segments identify a setting ('http.allowedOrigins', 'database.access.denyTables');
+  // numeric parts are list items. The longest prefix some source set is the one to name.
+  const named = path.filter((part): part is string => typeof part === 'string');
+  const settingSource = (): string | undefined => {
+    for (let n = named.length; n > 0; n--) {
+      const found = sourceOf(named.slice(0, n).join('.'));
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
 
   if (issue.code === 'unrecognized_keys') {
     const names = issue.keys.map((name) => JSON.stringify(name)).join(', ');
@@ -50,11 +58,11 @@ function describe(issue: Issue, input: unknown, sourceOf: SourceLookup) {
     return { key, source, message: withSource(text, source) };
   }
 
-  const source = sourceOf(setting) ?? sourceOf(String(path[0]));
+  const source = settingSource();
   const variable = source === undefined ? undefined : envVariableNamed(source);
   const expected =
     variable?.kind === 'bool' && issue.code === 'invalid_type' ? ENV_BOOL_HINT : issue.message;
-  const value = holdsSecret(setting) ? undefined : valueAt(input, path);
+  const value = holdsSecret(named.slice(0, 2).join('.')) ? undefined : valueAt(input, path);
   const got = value === undefined ? '' : `, got ${show(value)}`;
   return { key, source, message: withSource(`${key}: ${expected}${got}`, source) };
 }

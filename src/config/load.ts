@@ -102,15 +102,16 @@ function apply(
   { key, value, source }: SourcedValue,
   sources: Map<string, string>,
 ): void {
-  const [section, name] = key.split('.') as [string, string | undefined];
+  const path = key.split('.');
   sources.set(key, source);
-  if (name === undefined) {
-    raw[section] = value;
-    return;
+  let target = raw;
+  for (const part of path.slice(0, -1)) {
+    const current = target[part];
+    if (current === undefined) target = target[part] = {};
+    else if (isMapping(current)) target = current;
+    else return;
   }
-  const current = raw[section];
-  if (current === undefined) raw[section] = { [name]: value };
-  else if (isMapping(current)) current[name] = value;
+  target[path[path.length - 1]!] = value;
 }
 
 function isMapping(value: unknown): value is Mapping {

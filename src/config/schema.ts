@@ -86,6 +86,20 @@ const httpSchema = section({
   keepAliveMs: intIn(0).default(15_000),
 });
 
+// A name pattern: dot-separated parts of letters, digits, _, $, - and the * wildcard.
+const namePattern = z.string({ error: 'expected a string' }).regex(/^[\w$*-]+(\.[\w$*-]+){0,2}$/, {
+  error: 'expected a name pattern such as public, public.users, *.email or users.ssn',
+});
+
+const accessSchema = section({
+  allowSchemas: stringList(namePattern).default([]),
+  denySchemas: stringList(namePattern).default([]),
+  allowTables: stringList(namePattern).default([]),
+  denyTables: stringList(namePattern).default([]),
+  denyColumns: stringList(namePattern).default([]),
+  maskColumns: stringList(namePattern).default([]),
+});
+
 const databaseSchema = section({
   url: databaseUrl.default(null),
   allowWrites: bool().default(false),
@@ -94,6 +108,13 @@ const databaseSchema = section({
   defaultRows: intIn(1).default(100),
   maxResultBytes: intIn(1).default(1_048_576),
   poolSize: intIn(1).default(10),
+  /** Who may see what: schemas, tables, columns; masked columns. */
+  access: accessSchema.prefault({}),
+  /** Functions refused in free SQL, added to the built-in list (side effects, file and network access). */
+  deniedFunctions: stringList(namePattern).default([]),
+  /** Refuse a query whose estimated plan cost (or row count) is above this; null = no limit. */
+  maxPlanCost: z.number({ error: 'expected a number or null' }).positive().nullable().default(null),
+  maxPlanRows: z.number({ error: 'expected a number or null' }).positive().nullable().default(null),
 }).superRefine((db, ctx) => {
   if (db.defaultRows > db.maxRows) {
     ctx.addIssue({
