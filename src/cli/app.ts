@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { createDatabase, type Database } from '../db/database.js';
 import { createDispatcher, type Dispatcher } from '../mcp/dispatcher.js';
-import { createSigner } from '../mcp/signed.js';
+import { createSigner } from '../core/signed.js';
 import { createQueryDatabaseTool } from '../tools/builtin/query-database.js';
 import { registerConformanceFixtures } from '../tools/conformance/index.js';
 import { createRegistry, type Registry } from '../tools/registry.js';

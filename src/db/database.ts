@@ -8,6 +8,7 @@ import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import { startEmbedded, type EmbeddedDatabase } from './embedded/index.js';
 import { fromPgError } from './errors.js';
+import { runPipelined, transactionStatus, type PipelineResult, type PipelineStep } from './pipeline.js';
 
 export interface DatabaseOptions {
   /** postgres:// URL; null runs the embedded PGlite. */
@@ -24,12 +25,25 @@ export interface TransactionOptions {
   signal?: AbortSignal;
 }
 
+export interface StatementRun extends TransactionOptions {
+  sql: string;
+  params: unknown[];
+  offset: number;
+  limit: number;
+  maxBytes: number;
+}
+
 export interface Database {
   readonly kind: 'postgres' | 'embedded';
   /** The database's name, for serverInfo and health (never the URL: it may hold a password). */
   readonly name: string;
   readonly pool: pg.Pool;
   readonly embedded: EmbeddedDatabase | null;
+  /**
+   * One statement with the safety settings, in one round trip and one implicit transaction;
+   * rows read with offset, limit (+1 to detect more) and a byte cap.
+   */
+  runStatement(run: StatementRun): Promise<PipelineResult>;
   withTransaction<T>(
     options: TransactionOptions,
     work: (client: pg.PoolClient) => Promise<T>,
@@ -41,6 +55,9 @@ export interface Database {
 const SETTINGS_SQL =
   "SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $2, true)," +
   " set_config('auth.user_id', $3, true), set_config('auth.tenant_id', $4, true), set_config('auth.claims', $5, true)";
+// Read-only first: a transaction may always become read-only, and every later statement
+// of it (the caller's) is then refused writes with SQLSTATE 25006.
+const SETTINGS_READ_ONLY_SQL = `SELECT set_config('transaction_read_only', 'on', true), ${SETTINGS_SQL.slice('SELECT '.length)}`;
 
 // date, timestamp and timestamptz keep PostgreSQL's own text. pg's default makes a JS Date in
 // the process's time zone, which moves a date or a timestamp without time zone (2024-03-01
@@ -99,15 +116,22 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     }
   };
 
-  const withTransaction = async <T>(
+  /**
+   * Check out a client and run `body` under the guards every call gets: cancellation (the
+   * caller's signal), a timer (the embedded database's only timeout; a backstop elsewhere),
+   * and error classification. An interrupted or dirty connection is never reused.
+   */
+  const guarded = async <T>(
     tx: TransactionOptions,
-    work: (client: pg.PoolClient) => Promise<T>,
+    body: (client: pg.PoolClient, markBroken: (error: Error) => void) => Promise<T>,
   ): Promise<T> => {
     if (tx.signal?.aborted) {
       throw new AppError(ErrorCodes.DB_CANCELLED, 'The request was cancelled.', {
         category: 'input',
       });
     }
+    // A call arriving while the embedded child restarts (after a timeout) waits for it.
+    if (embedded) await embedded.whenReady();
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
@@ -137,26 +161,12 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     };
     const onAbort = (): void => stop('cancel');
     tx.signal?.addEventListener('abort', onAbort, { once: true });
-    // Real PostgreSQL enforces statement_timeout itself; the timer is the embedded
-    // database's only guard and a backstop against a stuck connection elsewhere.
     const guard = setTimeout(() => stop('timeout'), embedded ? tx.timeoutMs : tx.timeoutMs + 5_000);
     try {
-      await client.query(tx.readOnly ? 'BEGIN READ ONLY' : 'BEGIN READ WRITE');
-      const p = tx.principal;
-      await client.query(SETTINGS_SQL, [
-        `${tx.timeoutMs}ms`,
-        `${tx.timeoutMs + 5_000}ms`,
-        p.userId ?? '',
-        p.tenantId ?? '',
-        JSON.stringify(p.claims),
-      ]);
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((e: Error) => {
-        broken = e;
+      return await body(client, (error) => {
+        broken = error;
       });
+    } catch (error) {
       if (timedOut) {
         throw new AppError(
           ErrorCodes.DB_TIMEOUT,
@@ -168,15 +178,68 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
           },
         );
       }
+      if (cancelled && embedded) {
+        // The restart that stopped PGlite shows up as a lost connection: say what happened.
+        throw new AppError(ErrorCodes.DB_CANCELLED, 'The query was cancelled.', {
+          category: 'input',
+          details: { sqlstate: '57014' },
+          cause: error,
+        });
+      }
       throw fromPgError(error, { timeoutMs: tx.timeoutMs, cancelled });
     } finally {
       clearTimeout(guard);
       tx.signal?.removeEventListener('abort', onAbort);
-      // A connection that was interrupted is not trusted again.
       client.off('error', onConnectionError);
+      // Whatever a statement did to the session, the next call must start clean.
+      if (!broken && transactionStatus(client) !== 'I') broken = new Error('left inside a transaction');
       client.release(broken ?? (timedOut || cancelled ? new Error('interrupted') : undefined));
     }
   };
+
+  /** The settings every call gets, transaction-local (PgBouncer in transaction mode keeps working). */
+  const settingsStep = (tx: TransactionOptions): PipelineStep => ({
+    text: tx.readOnly ? SETTINGS_READ_ONLY_SQL : SETTINGS_SQL,
+    values: [
+      `${tx.timeoutMs}ms`,
+      `${tx.timeoutMs + 5_000}ms`,
+      tx.principal.userId ?? '',
+      tx.principal.tenantId ?? '',
+      JSON.stringify(tx.principal.claims),
+    ],
+  });
+
+  const withTransaction = <T>(
+    tx: TransactionOptions,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> =>
+    guarded(tx, async (client, markBroken) => {
+      try {
+        // BEGIN and the settings in one round trip; the block stays open for `work`.
+        await runPipelined(
+          client,
+          [{ text: tx.readOnly ? 'BEGIN READ ONLY' : 'BEGIN READ WRITE', values: [] }],
+          settingsStep(tx),
+          { offset: 0, limit: 0, maxBytes: 0 },
+        );
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(markBroken);
+        throw error;
+      }
+    });
+
+  const runStatement = (run: StatementRun): Promise<PipelineResult> =>
+    guarded(run, (client) =>
+      runPipelined(client, [settingsStep(run)], { text: run.sql, values: run.params }, {
+        offset: run.offset,
+        limit: run.limit,
+        maxBytes: run.maxBytes,
+        types: PG_TYPES,
+      }),
+    );
 
   return {
     kind: embedded ? 'embedded' : 'postgres',
@@ -184,6 +247,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     pool,
     embedded,
     withTransaction,
+    runStatement,
     async health() {
       try {
         await pool.query('SELECT 1');

@@ -16,7 +16,7 @@ import {
 } from './input-required.js';
 import { isObject, RpcCodes, RpcError, type JsonRpcId } from './jsonrpc.js';
 import { paginate } from './pagination.js';
-import type { Signer } from './signed.js';
+import type { Signer } from '../core/signed.js';
 import { ALL_VERSIONS, negotiateLegacy } from './versions.js';
 
 export interface FeatureOptions {

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import { INPUT_CAPABILITY, type InputRequest } from '../core/specs.js';
 import { isObject, RpcCodes, RpcError } from './jsonrpc.js';
-import type { Signer } from './signed.js';
+import type { Signer } from '../core/signed.js';
 
 /** Thrown inside a handler to stop it until the client supplies the missing answers. */
 export class InputRequiredSignal {

@@ -1,7 +1,7 @@
 // Cursor pagination for every list method. Cursors are sealed (see signed.ts) and name the
 // list they belong to, so a cursor from another list or an edited one is rejected.
 import { isObject, RpcCodes, RpcError } from './jsonrpc.js';
-import type { Signer } from './signed.js';
+import type { Signer } from '../core/signed.js';
 
 export function paginate<T>(
   signer: Signer,

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createRegistry } from '../tools/registry.js';
 import { createDispatcher } from './dispatcher.js';
-import { createSigner } from './signed.js';
+import { createSigner } from '../core/signed.js';
 import { startStdioServer } from './stdio.js';
 
 function harness() {

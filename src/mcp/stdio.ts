@@ -94,7 +94,10 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     }
   };
 
-  const track = (work: Promise<void>): void => {
+  /** `awaited`: the end of input waits for it. subscriptions/listen is not: it ends only when
+   * cancelled, so the end of input cancels it (below) instead of waiting for it forever. */
+  const track = (work: Promise<void>, awaited = true): void => {
+    if (!awaited) return;
     pending.add(work);
     void work.finally(() => pending.delete(work));
   };
@@ -148,6 +151,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
         },
         (error: unknown) => logger.error({ err: error }, 'stdio: unhandled failure'),
       ),
+      (parsed as { method?: unknown } | null)?.method !== 'subscriptions/listen',
     );
   };
 

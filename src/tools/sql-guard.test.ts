@@ -45,11 +45,11 @@ describe('sql guard', () => {
     ['listen ch', /LISTEN/],
     ["notify ch, 'x'", /NOTIFY/],
     ['prepare p as select 1', /prepared/],
-    ['insert into t values (1)', /read-only/],
-    ['with d as (delete from t returning *) select * from d', /modifies data/],
-    ['select * into newt from t', /INTO/],
+    ['insert into t values (1)', /cannot execute INSERT in a read-only transaction/],
+    ['with d as (delete from t returning *) select * from d', /data-modifying WITH/],
+    ['select * into newt from t', /SELECT INTO/],
     ['select * from t for update', /FOR UPDATE/],
-    ['explain analyze delete from t', /modifies|read-only/],
+    ['explain analyze delete from t', /DELETE in a read-only/],
     ['create table x (a int)', /read-only/],
     ['drop table t', /read-only/],
     ['call p()', /read-only/],
@@ -77,16 +77,17 @@ describe('sql guard', () => {
 
   it('collects relations, functions and CTE names', () => {
     const result = checkStatement(
-      'with c as (select 1) select lower(x) from s.t join u on true, c',
+      'with c as (select 1) select lower(x), v.* from s.t join u v on true, c',
       readOnly,
     );
     expect(result.relations).toEqual(
       expect.arrayContaining([
-        { schema: 's', name: 't' },
-        { schema: null, name: 'u' },
-        { schema: null, name: 'c' },
+        { schema: 's', name: 't', alias: null },
+        { schema: null, name: 'u', alias: 'v' },
+        { schema: null, name: 'c', alias: null },
       ]),
     );
+    expect(result.columns).toEqual([['x'], ['v', '*']]);
     expect(result.functions).toContain('lower');
     expect(result.ctes).toEqual(['c']);
   });

@@ -15,6 +15,7 @@ export interface GuardOptions {
 export interface RelationRef {
   schema: string | null;
   name: string;
+  alias: string | null;
 }
 
 export interface GuardResult {
@@ -25,6 +26,8 @@ export interface GuardResult {
   functions: string[];
   /** Names of CTEs, so they are not mistaken for tables. */
   ctes: string[];
+  /** Column references as written: ['t', 'email'], ['email'], ['t', '*'], ['*']. */
+  columns: string[][];
 }
 
 export const DEFAULT_DENIED_FUNCTIONS: readonly string[] = [
@@ -111,6 +114,29 @@ const FORBIDDEN: Record<string, string> = {
   DropSubscriptionStmt: 'replication commands are not available',
 };
 
+const COMMAND_TAGS: Record<string, string> = {
+  InsertStmt: 'INSERT',
+  UpdateStmt: 'UPDATE',
+  DeleteStmt: 'DELETE',
+  MergeStmt: 'MERGE',
+  CreateStmt: 'CREATE TABLE',
+  CreateTableAsStmt: 'CREATE TABLE AS',
+  DropStmt: 'DROP',
+  AlterTableStmt: 'ALTER TABLE',
+  IndexStmt: 'CREATE INDEX',
+  ViewStmt: 'CREATE VIEW',
+  CreateFunctionStmt: 'CREATE FUNCTION',
+  CreateSchemaStmt: 'CREATE SCHEMA',
+  CreateExtensionStmt: 'CREATE EXTENSION',
+  CreateSeqStmt: 'CREATE SEQUENCE',
+  TruncateStmt: 'TRUNCATE TABLE',
+  CallStmt: 'CALL',
+  GrantStmt: 'GRANT',
+  CommentStmt: 'COMMENT',
+  RenameStmt: 'ALTER',
+  RefreshMatViewStmt: 'REFRESH MATERIALIZED VIEW',
+};
+
 const READ_STATEMENTS = new Set(['SelectStmt', 'VariableShowStmt']);
 const WRITE_NODES = new Set(['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt']);
 
@@ -145,6 +171,7 @@ function invalid(message: string, code: string = ErrorCodes.TOOL_INPUT_INVALID):
 }
 
 interface Walk {
+  columns: string[][];
   relations: RelationRef[];
   functions: string[];
   ctes: string[];
@@ -162,8 +189,19 @@ function walk(node: unknown, out: Walk): void {
   for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
     if (WRITE_NODES.has(key)) out.writes = true;
     if (key === 'RangeVar' && typeof value === 'object' && value !== null) {
-      const v = value as { schemaname?: string; relname?: string };
-      if (v.relname) out.relations.push({ schema: v.schemaname ?? null, name: v.relname });
+      const v = value as { schemaname?: string; relname?: string; alias?: { aliasname?: string } };
+      if (v.relname) {
+        out.relations.push({
+          schema: v.schemaname ?? null,
+          name: v.relname,
+          alias: v.alias?.aliasname ?? null,
+        });
+      }
+    } else if (key === 'ColumnRef' && typeof value === 'object' && value !== null) {
+      const fields = ((value as { fields?: Record<string, { sval?: string }>[] }).fields ?? []).map(
+        (f) => ('A_Star' in f ? '*' : (f['String']?.sval ?? '')),
+      );
+      out.columns.push(fields);
     } else if (key === 'FuncCall' && typeof value === 'object' && value !== null) {
       const parts = ((value as { funcname?: { String?: { sval?: string } }[] }).funcname ?? [])
         .map((p) => p.String?.sval)
@@ -216,6 +254,7 @@ export function checkStatement(sql: string, options: GuardOptions): GuardResult 
   const reason = FORBIDDEN[effective];
   if (reason) throw invalid(`Refused: ${reason}.`);
   const out: Walk = {
+    columns: [],
     relations: [],
     functions: [],
     ctes: [],
@@ -233,16 +272,18 @@ export function checkStatement(sql: string, options: GuardOptions): GuardResult 
   }
   const writes = !READ_STATEMENTS.has(effective) || out.writes || out.locking || out.into;
   if (writes && !options.allowWrites) {
-    const what = out.into
-      ? 'SELECT … INTO creates a table'
+    const command = out.into
+      ? 'SELECT INTO'
       : out.locking
-        ? 'SELECT … FOR UPDATE/SHARE locks rows'
-        : out.writes
-          ? 'the statement modifies data'
-          : `${effective.replace(/Stmt$/, '')} changes the database`;
-    throw invalid(
-      `Refused: ${what}, and this database is read-only. Ask for a SELECT, or configure the database with allowWrites.`,
+        ? 'SELECT FOR UPDATE/SHARE'
+        : READ_STATEMENTS.has(effective)
+          ? 'a data-modifying WITH clause'
+          : (COMMAND_TAGS[effective] ?? effective.replace(/Stmt$/, '').toUpperCase());
+    // Worded as PostgreSQL words it (SQLSTATE 25006): that is what the statement would meet.
+    throw new AppError(
       ErrorCodes.WRITE_NOT_ALLOWED,
+      `cannot execute ${command} in a read-only transaction. This database is read-only: ask for a SELECT, or configure the database with allowWrites.`,
+      { category: 'input', details: { sqlstate: '25006' } },
     );
   }
   return {
@@ -251,5 +292,6 @@ export function checkStatement(sql: string, options: GuardOptions): GuardResult 
     relations: out.relations,
     functions: [...new Set(out.functions)],
     ctes: out.ctes,
+    columns: out.columns,
   };
 }

@@ -34,6 +34,8 @@ export interface EmbeddedDatabase {
   restart(reason: string): Promise<void>;
   /** True while the child is up and accepting connections. */
   readonly running: boolean;
+  /** Resolves once a restart in progress (if any) has finished, successfully or not. */
+  whenReady(): Promise<void>;
   /** Stop the child and release the lock. Idempotent. */
   stop(): Promise<void>;
 }
@@ -188,6 +190,10 @@ class EmbeddedSupervisor implements EmbeddedDatabase {
       throw stoppedError();
     }
     this.#up = true;
+  }
+
+  whenReady(): Promise<void> {
+    return this.#restarting?.catch(() => undefined) ?? Promise.resolve();
   }
 
   restart(reason: string): Promise<void> {

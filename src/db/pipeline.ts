@@ -1,0 +1,218 @@
+// One round trip per tool call. The safety settings and the caller's statement travel as
+// extended-protocol messages ahead of a single Sync, so PostgreSQL runs them as one
+// implicit transaction: the settings (transaction-local) apply before the statement, and
+// an error anywhere rolls everything back. The statement is its own Parse/Bind: it is
+// never concatenated with our SQL (that is how the reference server was bypassed).
+import { EventEmitter } from 'node:events';
+import type pg from 'pg';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+// pg keeps these internal; pg-cursor uses the same modules.
+const Result = require('pg/lib/result.js') as new (rowMode: string, types?: unknown) => PgResult;
+const { prepareValue } = require('pg/lib/utils.js') as { prepareValue: (value: unknown) => unknown };
+
+interface PgResult {
+  fields: pg.FieldDef[];
+  command: string | null;
+  rowCount: number | null;
+  addFields(fields: unknown[]): void;
+  parseRow(fields: unknown[]): unknown[];
+  addCommandComplete(msg: unknown): void;
+  _getTypeParser?: unknown;
+}
+
+interface Connection {
+  stream: { cork?: () => void; uncork?: () => void };
+  parse(msg: { text: string; name?: string; types?: unknown[] }): void;
+  bind(msg: { portal?: string; statement?: string; values?: unknown[]; valueMapper?: unknown }): void;
+  describe(msg: { type: 'P' | 'S'; name: string }): void;
+  execute(msg: { portal?: string; rows?: number }): void;
+  sync(): void;
+  sendCopyFail(message: string): void;
+}
+
+export interface PipelineStep {
+  text: string;
+  values: unknown[];
+}
+
+export interface PipelineRead {
+  /** Rows to skip before keeping any (read and dropped as they arrive). */
+  offset: number;
+  /** Rows to keep; one more is read to know whether more exist. */
+  limit: number;
+  /** Stop keeping rows past this many bytes (approximate). */
+  maxBytes: number;
+  types?: pg.CustomTypesConfig;
+}
+
+export interface PipelineResult {
+  fields: pg.FieldDef[];
+  rows: unknown[][];
+  truncatedBy: 'rows' | 'bytes' | null;
+  command: string | null;
+  rowCount: number | null;
+}
+
+function approximateBytes(row: unknown[]): number {
+  let bytes = 2;
+  for (const v of row) {
+    if (v === null || v === undefined) bytes += 1;
+    else if (typeof v === 'string') bytes += v.length + 1;
+    else if (Buffer.isBuffer(v)) bytes += v.length * 2 + 3;
+    else if (typeof v === 'object') bytes += JSON.stringify(v).length + 1;
+    else bytes += 12;
+  }
+  return bytes;
+}
+
+/**
+ * A pg Submittable: `setup` statements (results ignored), then `statement`, whose rows are
+ * read with the given caps, all before one Sync.
+ */
+export class PipelinedStatement extends EventEmitter {
+  private readonly result: PgResult;
+  private readonly kept: unknown[][] = [];
+  private seen = 0;
+  private bytes = 0;
+  private truncatedBy: PipelineResult['truncatedBy'] = null;
+  /** Executes answered so far (each ends with CommandComplete, PortalSuspended or EmptyQuery). */
+  private answered = 0;
+  private error: Error | null = null;
+  private readonly done: Promise<PipelineResult>;
+  private settle!: { resolve: (r: PipelineResult) => void; reject: (e: Error) => void };
+
+  constructor(
+    private readonly setup: readonly PipelineStep[],
+    private readonly statement: PipelineStep,
+    private readonly read: PipelineRead,
+  ) {
+    super();
+    this.result = new Result('array', read.types);
+    this.done = new Promise((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+  }
+
+  /** Resolves after ReadyForQuery: the connection is usable again either way. */
+  promise(): Promise<PipelineResult> {
+    return this.done;
+  }
+
+  submit(connection: Connection): Error | null {
+    const rows = this.read.offset + this.read.limit + 1;
+    connection.stream.cork?.();
+    try {
+      for (const step of this.setup) {
+        connection.parse({ text: step.text });
+        connection.bind({ values: step.values, valueMapper: prepareValue });
+        connection.execute({ rows: 0 });
+      }
+      connection.parse({ text: this.statement.text });
+      connection.bind({ values: this.statement.values, valueMapper: prepareValue });
+      connection.describe({ type: 'P', name: '' });
+      connection.execute({ rows });
+      connection.sync();
+    } catch (error) {
+      // A value that cannot be encoded: nothing useful was sent but the Sync closes it.
+      connection.sync();
+      this.error = error as Error;
+    } finally {
+      connection.stream.uncork?.();
+    }
+    return null;
+  }
+
+  private get onStatement(): boolean {
+    return this.answered === this.setup.length;
+  }
+
+  handleRowDescription(msg: { fields: unknown[] }): void {
+    if (this.onStatement) this.result.addFields(msg.fields);
+  }
+
+  handleDataRow(msg: { fields: unknown[] }): void {
+    if (!this.onStatement || this.truncatedBy !== null) return;
+    this.seen++;
+    if (this.seen <= this.read.offset) return;
+    if (this.kept.length === this.read.limit) {
+      this.truncatedBy = 'rows';
+      return;
+    }
+    const row = this.result.parseRow(msg.fields);
+    this.bytes += approximateBytes(row);
+    if (this.bytes > this.read.maxBytes && this.kept.length > 0) {
+      this.truncatedBy = 'bytes';
+      return;
+    }
+    this.kept.push(row);
+  }
+
+  handleCommandComplete(msg: unknown): void {
+    if (this.onStatement) this.result.addCommandComplete(msg);
+    this.answered++;
+  }
+
+  handlePortalSuspended(): void {
+    // More rows than offset+limit+1 exist: the limit+1'th row already told us so.
+    if (this.onStatement && this.truncatedBy === null) this.truncatedBy = 'rows';
+    this.answered++;
+  }
+
+  handleEmptyQuery(): void {
+    this.answered++;
+  }
+
+  handleError(error: Error, connection?: { once(event: string, listener: () => void): void }): void {
+    this.error ??= error;
+    const first = this.error;
+    // A server ErrorResponse (it has a severity) is followed by ReadyForQuery once the server
+    // reaches our Sync, but pg stops routing messages to a query after its error: wait for
+    // that ReadyForQuery on the connection, so the client is idle when we hand it back.
+    // Anything else (connection lost, client not queryable) ends it now.
+    if ((error as { severity?: unknown }).severity !== undefined && connection) {
+      connection.once('readyForQuery', () => this.settle.reject(first));
+    } else {
+      this.settle.reject(first);
+    }
+  }
+
+  handleReadyForQuery(): void {
+    if (this.error) {
+      this.settle.reject(this.error);
+      return;
+    }
+    this.settle.resolve({
+      fields: this.result.fields,
+      rows: this.kept,
+      truncatedBy: this.truncatedBy,
+      command: this.result.command,
+      rowCount: this.result.rowCount,
+    });
+  }
+
+  handleCopyInResponse(connection: Connection): void {
+    connection.sendCopyFail('COPY is not supported');
+  }
+
+  handleCopyData(): void {}
+}
+
+/** Run setup + statement on a checked-out client in one round trip. */
+export function runPipelined(
+  client: pg.PoolClient,
+  setup: readonly PipelineStep[],
+  statement: PipelineStep,
+  read: PipelineRead,
+): Promise<PipelineResult> {
+  const submittable = new PipelinedStatement(setup, statement, read);
+  // pg accepts any object with submit(); its typings only know Query and cursors.
+  (client as unknown as { query(q: unknown): void }).query(submittable);
+  return submittable.promise();
+}
+
+/** The transaction status of the client's last ReadyForQuery: 'I' idle, 'T' in a block, 'E' failed block. */
+export function transactionStatus(client: pg.PoolClient): string | null {
+  return (client as unknown as { _txStatus?: string | null })._txStatus ?? null;
+}
