@@ -217,7 +217,12 @@ async function pgStep(spec) {
   };
 }
 
-async function closedLoop(spec, step, onMeasureStart) {
+/**
+ * onWindow('start' | 'end') tells the orchestrator when the measured window opens and closes;
+ * the promise it returns for 'end' settles once the orchestrator has sampled CPU time, so
+ * the pool's backends are still alive when it reads them.
+ */
+async function closedLoop(spec, step, onWindow) {
   const start = performance.now();
   const measureFrom = start + spec.warmupMs;
   const stopAt = measureFrom + spec.durationMs;
@@ -228,11 +233,17 @@ async function closedLoop(spec, step, onMeasureStart) {
   let sent = 0;
   let stopped = false;
   let cpuAtMeasure = null;
+  let cpu = null;
+  let windowClosed = Promise.resolve();
 
   const measureTimer = setTimeout(() => {
     cpuAtMeasure = process.cpuUsage();
-    onMeasureStart();
+    void onWindow('start');
   }, spec.warmupMs);
+  const endTimer = setTimeout(() => {
+    if (cpuAtMeasure) cpu = process.cpuUsage(cpuAtMeasure);
+    windowClosed = onWindow('end');
+  }, spec.warmupMs + spec.durationMs);
 
   const worker = async (w) => {
     for (let seq = 0; !stopped; seq++) {
@@ -256,7 +267,8 @@ async function closedLoop(spec, step, onMeasureStart) {
 
   await Promise.all(Array.from({ length: spec.concurrency }, (_, w) => worker(w)));
   clearTimeout(measureTimer);
-  const cpu = cpuAtMeasure ? process.cpuUsage(cpuAtMeasure) : null;
+  clearTimeout(endTimer);
+  await windowClosed;
   await step.close();
 
   const sorted = Float64Array.from(latencies).sort();
@@ -281,12 +293,32 @@ async function closedLoop(spec, step, onMeasureStart) {
   };
 }
 
+const acks = new Map();
+
+/** Tells the orchestrator about the window; resolves on its ack (or after 5 s regardless). */
+function signal(id, phase) {
+  process.send?.({ type: 'window', id, phase });
+  if (phase !== 'end') return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, 5_000);
+    acks.set(id, () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 async function runCell(id, spec) {
   const step = spec.kind === 'pg' ? await pgStep(spec) : httpStep(spec);
-  return closedLoop(spec, step, () => process.send?.({ type: 'measuring', id }));
+  return closedLoop(spec, step, (phase) => signal(id, phase));
 }
 
 process.on('message', (message) => {
+  if (message?.type === 'ack') {
+    acks.get(message.id)?.();
+    acks.delete(message.id);
+    return;
+  }
   if (message?.type !== 'cell') return;
   runCell(message.id, message.spec).then(
     (result) => process.send?.({ type: 'result', id: message.id, result }),

@@ -26,6 +26,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { summarizeProfile } from './profile-summary.mjs';
@@ -142,10 +143,13 @@ function withTimeout(promise, ms, what) {
   ]).finally(() => clearTimeout(timer));
 }
 
-async function startEcho() {
+const profileFlags = (dir) => (dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []);
+
+async function startEcho(profileDir) {
   const child = track(
     fork(path.join(here, 'echo-server.mjs'), [], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: profileFlags(profileDir),
     }),
     'echo',
   );
@@ -174,9 +178,8 @@ async function startPgmcp(profileDir) {
     Object.entries(process.env).filter(([k]) => !k.startsWith('PGMCP_') && k !== 'DATABASE_URL'),
   );
   env.PGMCP_POOL_SIZE = String(POOL_SIZE);
-  const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const args = [
-    ...nodeFlags,
+    ...profileFlags(profileDir),
     path.join(root, 'bin', 'pgmcp'),
     'serve',
     '--http',
@@ -231,14 +234,23 @@ function startLoadgen() {
   });
   return {
     child,
-    /** Runs one cell; onMeasuring fires when the warm-up ends. */
-    run(spec, onMeasuring) {
+    /**
+     * Runs one cell. onWindow('start') fires when the warm-up ends, onWindow('end') when the
+     * measured window closes; the load generator keeps its pool open until the latter settles.
+     */
+    run(spec, onWindow) {
       const id = nextId++;
       const limit = (spec.warmupMs ?? 0) + spec.durationMs + CELL_SLACK_MS;
       return withTimeout(
         new Promise((resolve, reject) => {
           pending.set(id, (m) => {
-            if (m.type === 'measuring') return onMeasuring?.();
+            if (m.type === 'window') {
+              void Promise.resolve()
+                .then(() => onWindow?.(m.phase))
+                .catch((error) => console.error(`CPU sampling failed: ${error.message}`))
+                .finally(() => m.phase === 'end' && child.send({ type: 'ack', id }));
+              return;
+            }
             pending.delete(id);
             if (m.error) reject(new Error(m.error));
             else resolve(m.result);
@@ -286,12 +298,6 @@ function machineBusyTicks() {
 
 /** PostgreSQL backends opened by this bench (pgmcp's pool and the raw pools), by application_name. */
 const APP_NAMES = { server: 'pgmcp-bench-server', raw: 'pgmcp-bench-raw' };
-
-function sumTicks(pids) {
-  let total = 0;
-  for (const pid of pids) total += cpuTicks(pid) ?? 0;
-  return total;
-}
 
 // ---- database fixture ---------------------------------------------------------------------
 
@@ -398,7 +404,11 @@ async function main() {
 
   const cpus = os.availableParallelism?.() ?? os.cpus().length;
   const postgresVersion = await createFixture();
-  const [echo, pgmcp] = await Promise.all([startEcho(), startPgmcp(profileDir)]);
+  const startedAt = performance.now();
+  const [echo, pgmcp] = await Promise.all([
+    startEcho(profileDir && path.join(profileDir, 'echo')),
+    startPgmcp(profileDir && path.join(profileDir, 'pgmcp')),
+  ]);
   const loadgen = startLoadgen();
   const legacyHeaders = await openLegacySession(pgmcp.url);
   const modernHeaders = { 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'tools/list' };
@@ -434,15 +444,46 @@ async function main() {
     }
   }
 
-  const snapshot = () => ({
+  // CPU accounting per cell: the server processes, this bench's PostgreSQL backends (found by
+  // application_name when the measured window opens), the load generator, and whatever else
+  // kept the machine busy meanwhile ("other": other users' work, shown in cores).
+  const monitor = new pg.Client({
+    connectionString: withAppName(databaseUrl, 'pgmcp-bench-monitor'),
+    connectionTimeoutMillis: 10_000,
+  });
+  await monitor.connect();
+  const ourBackends = async () =>
+    (
+      await monitor.query('select pid from pg_stat_activity where application_name = any($1)', [
+        [APP_NAMES.server, APP_NAMES.raw],
+      ])
+    ).rows.map((r) => r.pid);
+  const snapshot = (pids) => ({
+    at: performance.now(),
     pgmcp: cpuTicks(pgmcp.child.pid),
     echo: cpuTicks(echo.child.pid),
-    postgres: postgresTicks(),
+    loadgen: cpuTicks(loadgen.child.pid),
+    backends: new Map(pids.map((pid) => [pid, cpuTicks(pid)])),
+    machine: machineBusyTicks(),
   });
-  const perRequest = (a, b, key, completed) =>
-    a?.[key] == null || b?.[key] == null || completed === 0
-      ? null
-      : ((b[key] - a[key]) * TICK_US) / completed;
+  const cpuDeltas = (before, after) => {
+    const delta = (key) =>
+      before[key] === null || after[key] === null ? null : after[key] - before[key];
+    let postgres = 0;
+    for (const [pid, ticks] of before.backends) {
+      // A backend that ended inside the window contributes what /proc last showed: nothing.
+      postgres += (after.backends.get(pid) ?? ticks ?? 0) - (ticks ?? 0);
+    }
+    const d = { pgmcp: delta('pgmcp'), echo: delta('echo'), loadgen: delta('loadgen'), postgres };
+    const machine = delta('machine');
+    const seconds = (after.at - before.at) / 1000;
+    const ours = (d.pgmcp ?? 0) + (d.echo ?? 0) + (d.loadgen ?? 0) + postgres;
+    d.otherCores =
+      machine === null ? null : Math.max(0, ((machine - ours) * TICK_US) / 1e6 / seconds);
+    return d;
+  };
+  const perRequest = (ticks, completed) =>
+    ticks === null || ticks === undefined || completed === 0 ? null : (ticks * TICK_US) / completed;
 
   const cellSeconds = warmupSeconds + measureSeconds;
   const totalCells = rounds * concurrencies.length * variants.length;
@@ -451,29 +492,38 @@ async function main() {
   );
   const cells = [];
   let failed = 0;
+  // Requests each server answered in timed cells (warm-up included), and when those began:
+  // the profile summary divides busy time after that point by these counts.
+  const served = { echo: 0, pgmcp: 0 };
+  const cellsBeganMs = performance.now() - startedAt;
   for (let round = 0; round < rounds; round++) {
     for (const concurrency of concurrencies) {
       // Interleave: every variant once per concurrency, order reversed every other round.
       const order = round % 2 === 0 ? variants : [...variants].reverse();
       for (const variant of order) {
-        let before = null;
-        const result = await loadgen.run(specFor(variant, concurrency), () => {
-          before = snapshot();
+        let opened = null;
+        let closed = null;
+        const result = await loadgen.run(specFor(variant, concurrency), async (phase) => {
+          if (phase === 'start') opened = ourBackends().then(snapshot);
+          else if (opened) {
+            const start = await opened;
+            closed = { start, end: snapshot([...start.backends.keys()]) };
+          }
         });
-        const after = snapshot();
+        const d = closed ? cpuDeltas(closed.start, closed.end) : {};
         const server = variant.kind === 'pg' ? null : variant.server === 'echo' ? 'echo' : 'pgmcp';
+        const usesDb = variant.key === 'call' || variant.kind === 'pg';
         const cell = {
           round,
           variant: variant.key,
           concurrency,
           ...result,
-          serverCpuUsPerReq: server ? perRequest(before, after, server, result.completed) : null,
-          postgresCpuUsPerReq:
-            variant.key === 'call' || variant.kind === 'pg'
-              ? perRequest(before, after, 'postgres', result.completed)
-              : null,
+          serverCpuUsPerReq: server ? perRequest(d[server], result.completed) : null,
+          postgresCpuUsPerReq: usesDb ? perRequest(d.postgres, result.completed) : null,
+          otherCores: d.otherCores ?? null,
         };
         cells.push(cell);
+        if (server) served[server] += result.sent;
         if (cell.errors > 0) failed += cell.errors;
         console.log(
           `  round ${round + 1}/${rounds} C=${pad(concurrency, 2)} ${pad(variant.key, 11, true)} ${pad(int(cell.rps), 7)} req/s  p50 ${fixed(cell.p50, 2)} ms  p99 ${fixed(cell.p99, 2)} ms${cell.errors ? `  ERRORS ${cell.errors}: ${cell.errorSamples[0]}` : ''}`,
@@ -495,6 +545,7 @@ async function main() {
         serverCpuUsPerReq: median(mine.map((c) => c.serverCpuUsPerReq)),
         postgresCpuUsPerReq: median(mine.map((c) => c.postgresCpuUsPerReq)),
         loadgenCpuUsPerReq: median(mine.map((c) => c.loadgenCpuUsPerReq)),
+        otherCores: median(mine.map((c) => c.otherCores)),
         errors: mine.reduce((n, c) => n + c.errors, 0),
         rounds: mine.map((c) => c.rps),
       };
@@ -525,7 +576,9 @@ async function main() {
       );
       if (x?.p50 != null && y?.p50 != null) diffs.push(x.p50 - y.p50);
     }
-    return median(diffs);
+    // Rounded to the microsecond: the measurement is far coarser than that anyway.
+    const value = median(diffs);
+    return value === null ? null : Math.round(value * 1000) / 1000;
   };
   const has = (key) => variants.some((v) => v.key === key);
   const maxC = Math.max(...concurrencies);
@@ -588,17 +641,20 @@ async function main() {
     `pool size ${POOL_SIZE} for pgmcp (PGMCP_POOL_SIZE) and the raw pg.Pool; every ${validateEvery}th HTTP answer parsed and checked in full, all checked for status/id/error`,
   );
   lines.push(
-    'CPU columns: µs of CPU per completed request (pgmcp or echo process; all postgres processes; the load generator).',
+    "CPU per completed request in µs: srv = pgmcp or echo process, pg = this bench's PostgreSQL backends,",
+  );
+  lines.push(
+    '  gen = load generator; other = cores busy with anything else during the cell (other users, background).',
   );
   lines.push('');
-  const head = `${pad('variant', 41, true)} ${pad('C', 3)} ${pad('req/s', 8)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('srv µs', 7)} ${pad('pg µs', 6)} ${pad('gen µs', 6)} ${pad('err', 4)}`;
+  const head = `${pad('variant', 41, true)} ${pad('C', 3)} ${pad('req/s', 8)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('srv µs', 7)} ${pad('pg µs', 6)} ${pad('gen µs', 6)} ${pad('other', 5)} ${pad('err', 4)}`;
   lines.push(head);
   lines.push('-'.repeat(head.length));
   for (const variant of variants) {
     for (const c of concurrencies) {
       const s = summary[variant.key][c];
       lines.push(
-        `${pad(variant.label, 41, true)} ${pad(c, 3)} ${pad(int(s.rps), 8)} ${pad(fixed(s.p50, 2), 7)} ${pad(fixed(s.p99, 2), 7)} ${pad(fixed(s.serverCpuUsPerReq, 0), 7)} ${pad(fixed(s.postgresCpuUsPerReq, 0), 6)} ${pad(fixed(s.loadgenCpuUsPerReq, 0), 6)} ${pad(s.errors, 4)}`,
+        `${pad(variant.label, 41, true)} ${pad(c, 3)} ${pad(int(s.rps), 8)} ${pad(fixed(s.p50, 2), 7)} ${pad(fixed(s.p99, 2), 7)} ${pad(fixed(s.serverCpuUsPerReq, 0), 7)} ${pad(fixed(s.postgresCpuUsPerReq, 0), 6)} ${pad(fixed(s.loadgenCpuUsPerReq, 0), 6)} ${pad(fixed(s.otherCores, 2), 5)} ${pad(s.errors, 4)}`,
       );
     }
   }
@@ -642,18 +698,36 @@ async function main() {
   console.log(lines.join('\n'));
 
   // ---- shut down, profile, write ----
+  for (const [name, child] of [
+    ['pgmcp', pgmcp.child],
+    ['echo server', echo.child],
+  ]) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      console.log(
+        `\nERROR: the ${name} exited during the run (${child.exitCode ?? child.signalCode}).`,
+      );
+      failed++;
+    }
+  }
+  await monitor.end().catch(() => undefined);
   await stopChild(loadgen.child);
   await stopChild(echo.child);
   await stopChild(pgmcp.child);
-  let profile = null;
+  const profiles = {};
   if (profileDir) {
-    const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
-    if (files.length === 0) console.log('\nno CPU profile was written (did pgmcp exit cleanly?)');
-    for (const file of files) {
-      const full = path.join(profileDir, file);
-      profile = { file: path.relative(root, full), ...summarizeProfile(full) };
-      console.log(`\nCPU profile of pgmcp: ${profile.file}`);
-      console.log(profile.text);
+    for (const name of ['pgmcp', 'echo']) {
+      const dir = path.join(profileDir, name);
+      const files = existsSync(dir)
+        ? readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))
+        : [];
+      if (files.length === 0) console.log(`\nno CPU profile from ${name} (did it exit cleanly?)`);
+      for (const file of files) {
+        const full = path.join(dir, file);
+        const summary = summarizeProfile(full, { skipMs: cellsBeganMs, requests: served[name] });
+        profiles[name] = { file: path.relative(root, full), ...summary };
+        console.log(`\nCPU profile of ${name}: ${profiles[name].file}`);
+        console.log(summary.text);
+      }
     }
   }
 
@@ -691,12 +765,19 @@ async function main() {
     targets,
     failedRequests: failed,
     cells,
-    profile: profile && {
-      file: profile.file,
-      byCategory: profile.byCategory,
-      bySelf: profile.bySelf,
-      byInclusive: profile.byInclusive,
-    },
+    profiles: Object.fromEntries(
+      Object.entries(profiles).map(([name, p]) => [
+        name,
+        {
+          file: p.file,
+          requests: p.requests,
+          busyUsPerRequest: p.busyUsPerRequest,
+          byCategory: p.byCategory,
+          bySelf: p.bySelf,
+          byInclusive: p.byInclusive,
+        },
+      ]),
+    ),
   };
   writeFileSync(path.join(resultsDir, 'latest.json'), `${JSON.stringify(output, null, 2)}\n`);
   console.log(`\nresults written to ${path.relative(root, path.join(resultsDir, 'latest.json'))}`);
