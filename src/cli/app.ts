@@ -6,8 +6,15 @@ import { createDispatcher, type Dispatcher } from '../mcp/dispatcher.js';
 import { createSigner } from '../core/signed.js';
 import { createQueryDatabaseTool } from '../tools/builtin/query-database.js';
 import { registerConformanceFixtures } from '../tools/conformance/index.js';
+import { createCatalog } from '../catalog/index.js';
+import { createAccessPolicy } from '../tools/access-policy.js';
+import { registerBuiltins } from '../tools/builtin/index.js';
 import { createRegistry, type Registry } from '../tools/registry.js';
+import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../tools/sql-guard.js';
 import { VERSION } from './version.js';
+
+/** How long a catalog snapshot serves before it is reloaded. */
+const CATALOG_TTL_MS = 60_000;
 
 export interface App {
   config: Config;
@@ -29,19 +36,38 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     },
     logger,
   );
+  await loadSqlParser();
+  const signer = createSigner(config.server.stateSecret);
+  const policy = createAccessPolicy(config.database.access);
+  const deniedFunctions = [...DEFAULT_DENIED_FUNCTIONS, ...config.database.deniedFunctions];
+  const limits = {
+    defaultRows: config.database.defaultRows,
+    maxRows: config.database.maxRows,
+    maxResultBytes: config.database.maxResultBytes,
+    statementTimeoutMs: config.database.statementTimeoutMs,
+  };
+  const catalog = createCatalog(db, policy, { ttlMs: CATALOG_TTL_MS });
   const registry = createRegistry();
   registry.addTool(
-    createQueryDatabaseTool(
-      db,
-      {
-        defaultRows: config.database.defaultRows,
-        maxRows: config.database.maxRows,
-        maxResultBytes: config.database.maxResultBytes,
-        statementTimeoutMs: config.database.statementTimeoutMs,
-      },
-      config.database.allowWrites,
-    ),
+    createQueryDatabaseTool(db, {
+      limits,
+      allowWrites: config.database.allowWrites,
+      deniedFunctions,
+      policy,
+      maxPlanCost: config.database.maxPlanCost,
+      maxPlanRows: config.database.maxPlanRows,
+      signer,
+    }),
   );
+  registerBuiltins(registry, {
+    db,
+    catalog,
+    policy,
+    limits,
+    allowWrites: config.database.allowWrites,
+    deniedFunctions,
+    showQueryText: config.database.showQueryText,
+  });
   if (config.server.conformance) registerConformanceFixtures(registry);
   const shutdown = new AbortController();
   const dispatcher = createDispatcher({
@@ -51,7 +77,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     serverInfo: { name: config.server.name ?? db.name, version: VERSION, title: 'pgmcp' },
     instructions: config.server.instructions,
     toolDescriptionSuffix: config.server.toolDescriptionSuffix,
-    signer: createSigner(config.server.stateSecret),
+    signer,
   });
   return {
     config,

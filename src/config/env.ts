@@ -70,6 +70,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'database.deniedFunctions', env: 'PGMCP_DENIED_FUNCTIONS', kind: 'list' },
   { key: 'database.maxPlanCost', env: 'PGMCP_MAX_PLAN_COST', kind: 'number' },
   { key: 'database.maxPlanRows', env: 'PGMCP_MAX_PLAN_ROWS', kind: 'number' },
+  { key: 'database.showQueryText', env: 'PGMCP_SHOW_QUERY_TEXT', kind: 'bool' },
   { key: 'database.access.allowSchemas', env: 'PGMCP_ALLOW_SCHEMAS', kind: 'list' },
   { key: 'database.access.denySchemas', env: 'PGMCP_DENY_SCHEMAS', kind: 'list' },
   { key: 'database.access.allowTables', env: 'PGMCP_ALLOW_TABLES', kind: 'list' },

@@ -72,6 +72,7 @@ describe('loadConfig defaults', () => {
         deniedFunctions: [],
         maxPlanCost: null,
         maxPlanRows: null,
+        showQueryText: false,
       },
       embedded: { dataDir: '/srv/app/.pgmcp/data', demo: true },
       log: { level: 'info' },

@@ -115,6 +115,8 @@ const databaseSchema = section({
   /** Refuse a query whose estimated plan cost (or row count) is above this; null = no limit. */
   maxPlanCost: z.number({ error: 'expected a number or null' }).positive().nullable().default(null),
   maxPlanRows: z.number({ error: 'expected a number or null' }).positive().nullable().default(null),
+  /** Show other sessions' SQL text in pg://stat/activity. */
+  showQueryText: bool().default(false),
 }).superRefine((db, ctx) => {
   if (db.defaultRows > db.maxRows) {
     ctx.addIssue({

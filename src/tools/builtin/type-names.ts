@@ -54,7 +54,7 @@ const BUILTIN: Record<number, string> = {
 const cache = new Map<number, string>();
 
 export async function typeNames(
-  client: pg.PoolClient,
+  client: Pick<pg.ClientBase, 'query'>,
   oids: readonly number[],
 ): Promise<Map<number, string>> {
   const out = new Map<number, string>();
