@@ -1,0 +1,138 @@
+// count_rows: an exact count(*) of one table or view, optionally filtered by one boolean
+// expression (validated in where-clause.ts before it is pasted into the statement).
+import type pg from 'pg';
+import type { Catalog } from '../../catalog/index.js';
+import type { ToolSpec } from '../../core/specs.js';
+import type { Database } from '../../db/database.js';
+import { loadSqlParser } from '../sql-guard.js';
+import { catalogIsStale, locateRelation } from './locate.js';
+import {
+  notFound,
+  plural,
+  readOnlyAnnotations,
+  readOnlyCall,
+  sameLexerAsParser,
+} from './support.js';
+import { buildCountSql } from './where-clause.js';
+
+export interface CountRowsDeps {
+  db: Database;
+  catalog: Catalog;
+  statementTimeoutMs: number;
+  deniedFunctions: readonly string[];
+}
+
+const DESCRIPTION = [
+  'Count the rows of one table or view exactly (SELECT count(*)), optionally only those matching a filter.',
+  'Use it for "how many …" questions about a single table; use query_database for counts that need joins or GROUP BY, and get_schema_info if you are unsure of the table or column names (its row estimates are approximate but free).',
+  "`where` is ONE boolean SQL expression over the table's own columns, without the WHERE keyword: no subqueries, other tables, parameters or system functions.",
+  'Counting a very large table reads all of it and may time out.',
+  'Example: {"schema": "public", "table": "orders", "where": "status = \'shipped\' AND created_at >= now() - interval \'30 days\'"}.',
+].join(' ');
+
+// Unqualified functions, operators and types resolve in pg_catalog only, so a filter cannot
+// call a user-defined function that reads other tables.
+const RESTRICT_SEARCH_PATH =
+  "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)";
+
+export function createCountRowsTool(deps: CountRowsDeps): ToolSpec {
+  const { db, catalog } = deps;
+
+  return {
+    name: 'count_rows',
+    title: 'Count rows',
+    description: DESCRIPTION,
+    inputSchema: {
+      type: 'object',
+      properties: {
+        table: { type: 'string', minLength: 1, description: 'Table or view name.' },
+        schema: {
+          type: 'string',
+          minLength: 1,
+          description:
+            'Schema of the table; default: found through the search_path (usually public).',
+        },
+        where: {
+          type: 'string',
+          description:
+            "One boolean expression over the table's columns, without WHERE, e.g. status = 'active'.",
+        },
+      },
+      required: ['table'],
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: 'object',
+      properties: {
+        schema: { type: 'string' },
+        table: { type: 'string' },
+        count: { type: 'integer' },
+      },
+      required: ['schema', 'table', 'count'],
+    },
+    annotations: readOnlyAnnotations('Count rows'),
+    async call(args, ctx) {
+      const table = args['table'] as string;
+      const schemaArg = args['schema'] as string | undefined;
+      const where = args['where'] as string | undefined;
+      await loadSqlParser();
+      // The catalog is read outside the transaction: a reload needs a connection of its own
+      // (the embedded database has only one). A table created since the last load costs one
+      // reload and a second try.
+      for (let attempt = 0; ; attempt++) {
+        const snapshot = await catalog.snapshot();
+        let sql: string | undefined;
+        const outcome = await readOnlyCall(
+          db,
+          deps.statementTimeoutMs,
+          ctx,
+          async (client) => {
+            const found = await locateRelation(client, schemaArg, table);
+            const rel = found ? snapshot.relation(found.schema, found.name) : undefined;
+            if (!rel) return found && catalogIsStale(catalog.policy, found) ? 'stale' : 'missing';
+            sql = buildCountSql(
+              {
+                schema: rel.schema,
+                table: rel.name,
+                columns: new Set(rel.columns.map((c) => c.name)),
+              },
+              where,
+              deps.deniedFunctions,
+            );
+            await sameLexerAsParser(client);
+            await client.query(RESTRICT_SEARCH_PATH);
+            // Extended protocol: the server itself refuses more than one statement.
+            const counted = await client.query({
+              text: sql,
+              queryMode: 'extended',
+            } as pg.QueryConfig);
+            return { rel, count: Number((counted.rows[0] as { count: string }).count) };
+          },
+          () => sql,
+        );
+        if (outcome === 'stale' && attempt === 0) {
+          catalog.invalidate();
+          continue;
+        }
+        if (typeof outcome === 'string') {
+          const place = schemaArg !== undefined ? `in schema '${schemaArg}'` : 'on the search_path';
+          throw notFound(
+            `No table or view '${table}' ${place}. Call get_schema_info to see the tables.`,
+          );
+        }
+        const { rel, count } = outcome;
+        const filter =
+          where !== undefined && where.trim() !== '' ? ` matching ${where.trim()}` : '';
+        return {
+          content: [
+            {
+              type: 'text',
+              text: `Database: ${snapshot.database}\n\n${rel.schema}.${rel.name}: ${plural(count, 'row')}${filter}.`,
+            },
+          ],
+          structuredContent: { schema: rel.schema, table: rel.name, count },
+        };
+      }
+    },
+  };
+}

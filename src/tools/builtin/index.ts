@@ -1,0 +1,73 @@
+// The built-in tools, resources and prompts (query_database is registered by the composition
+// root for now). Everything here is read-only and sees the database through the access policy.
+import type { Catalog } from '../../catalog/index.js';
+import type { Database } from '../../db/database.js';
+import type { AccessPolicy } from '../access-policy.js';
+import type { Registry } from '../registry.js';
+import { createCountRowsTool } from './count-rows.js';
+import { createExecuteExplainTool } from './execute-explain.js';
+import { createGetSchemaInfoTool } from './get-schema-info.js';
+import { createBuiltinPrompts } from './prompts.js';
+import type { QueryLimits } from './query-database.js';
+import { createReadResourceTool, registryReader, type ResourceReader } from './read-resource.js';
+import { createBuiltinResources } from './resources.js';
+
+export interface BuiltinDeps {
+  db: Database;
+  /** Built with the same policy (createCatalog(db, policy, …)). */
+  catalog: Catalog;
+  policy: AccessPolicy;
+  limits: QueryLimits;
+  allowWrites: boolean;
+  /** Functions refused in free SQL (sql-guard's DEFAULT_DENIED_FUNCTIONS plus configured ones). */
+  deniedFunctions: readonly string[];
+  /** Show other sessions' SQL text in pg://stat/activity. */
+  showQueryText: boolean;
+  /** How read_resource reads a URI; default: straight from the registry. */
+  readResource?: ResourceReader;
+}
+
+export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
+  const timeout = deps.limits.statementTimeoutMs;
+  registry.addTool(createGetSchemaInfoTool(deps.catalog));
+  registry.addTool(
+    createCountRowsTool({
+      db: deps.db,
+      catalog: deps.catalog,
+      statementTimeoutMs: timeout,
+      deniedFunctions: deps.deniedFunctions,
+    }),
+  );
+  registry.addTool(
+    createExecuteExplainTool({
+      db: deps.db,
+      catalog: deps.catalog,
+      policy: deps.policy,
+      statementTimeoutMs: timeout,
+      deniedFunctions: deps.deniedFunctions,
+    }),
+  );
+  registry.addTool(createReadResourceTool(registry, deps.readResource ?? registryReader(registry)));
+
+  const { resources, templates } = createBuiltinResources({
+    db: deps.db,
+    catalog: deps.catalog,
+    statementTimeoutMs: timeout,
+    allowWrites: deps.allowWrites,
+    showQueryText: deps.showQueryText,
+  });
+  for (const resource of resources) registry.addResource(resource);
+  for (const template of templates) registry.addTemplate(template);
+  for (const prompt of createBuiltinPrompts({
+    catalog: deps.catalog,
+    maxRows: deps.limits.maxRows,
+  }))
+    registry.addPrompt(prompt);
+}
+
+export { createCountRowsTool } from './count-rows.js';
+export { createExecuteExplainTool } from './execute-explain.js';
+export { createGetSchemaInfoTool } from './get-schema-info.js';
+export { createBuiltinPrompts } from './prompts.js';
+export { createReadResourceTool, registryReader, type ResourceReader } from './read-resource.js';
+export { createBuiltinResources } from './resources.js';

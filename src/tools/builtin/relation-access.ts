@@ -1,0 +1,106 @@
+// Free SQL handed to execute_explain names relations and columns; the access policy decides
+// which of them may be used. Names are resolved the way PostgreSQL resolves them (through
+// the search_path, in the caller's transaction), then judged.
+import type pg from 'pg';
+import { AppError, ErrorCodes } from '../../core/errors.js';
+import { quoteIdent } from '../../core/sql.js';
+import type { AccessPolicy } from '../access-policy.js';
+import type { RelationRef } from '../sql-guard.js';
+import { nameParts, visitNodes } from './parse-tree.js';
+
+export interface ResolvedRelation {
+  oid: number;
+  schema: string;
+  name: string;
+  /** As written in the query. */
+  written: string;
+}
+
+const RESOLVE_SQL = `SELECT r.i::int AS i, c.oid::int8 AS oid, n.nspname AS schema, c.relname AS name
+FROM pg_catalog.unnest($1::text[]) WITH ORDINALITY AS r(ref, i)
+JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass(r.ref)
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace`;
+
+const COLUMNS_SQL = `SELECT a.attrelid::int8 AS oid, a.attname AS name
+FROM pg_catalog.pg_attribute a
+WHERE a.attrelid = ANY ($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped`;
+
+/** Relations the statement names (CTE names excluded) as PostgreSQL resolves them. */
+export async function resolveRelations(
+  client: pg.ClientBase,
+  refs: readonly RelationRef[],
+  ctes: readonly string[],
+): Promise<ResolvedRelation[]> {
+  const cteNames = new Set(ctes);
+  const wanted = refs.filter((r) => r.schema !== null || !cteNames.has(r.name));
+  if (wanted.length === 0) return [];
+  const texts = wanted.map((r) =>
+    r.schema === null ? quoteIdent(r.name) : `${quoteIdent(r.schema)}.${quoteIdent(r.name)}`,
+  );
+  const { rows } = await client.query<{ i: number; oid: string; schema: string; name: string }>(
+    RESOLVE_SQL,
+    [texts],
+  );
+  return rows.map((row) => {
+    const ref = wanted[row.i - 1]!;
+    return {
+      oid: Number(row.oid),
+      schema: row.schema,
+      name: row.name,
+      written: ref.schema === null ? ref.name : `${ref.schema}.${ref.name}`,
+    };
+  });
+}
+
+/** The error PostgreSQL itself gives for a missing relation: a hidden one looks the same. */
+function missingRelation(written: string): AppError {
+  return new AppError(ErrorCodes.DB_QUERY_FAILED, `relation "${written}" does not exist`, {
+    category: 'database',
+    details: { sqlstate: '42P01' },
+  });
+}
+
+/**
+ * Throws unless every relation is visible and, where a relation has columns the policy
+ * hides, the statement names only visible columns explicitly (no *, no whole-row values).
+ */
+export async function enforcePolicy(
+  client: pg.ClientBase,
+  policy: AccessPolicy,
+  relations: readonly ResolvedRelation[],
+  tree: unknown,
+): Promise<void> {
+  if (!policy.active) return;
+  for (const rel of relations) {
+    if (!policy.tableVisible(rel.schema, rel.name)) throw missingRelation(rel.written);
+  }
+  if (!policy.hasColumnRules || relations.length === 0) return;
+  const { rows } = await client.query<{ oid: string; name: string }>(COLUMNS_SQL, [
+    relations.map((r) => r.oid),
+  ]);
+  const byOid = new Map(relations.map((r) => [r.oid, r]));
+  const hidden = new Set<string>();
+  const visible = new Set<string>();
+  for (const row of rows) {
+    const rel = byOid.get(Number(row.oid))!;
+    if (policy.columnVisible(rel.schema, rel.name, row.name)) visible.add(row.name);
+    else hidden.add(row.name);
+  }
+  if (hidden.size === 0) return;
+  const problems = new Set<string>();
+  visitNodes(tree, (type, body) => {
+    if (type !== 'ColumnRef') return;
+    const fields = nameParts((body as { fields?: unknown }).fields);
+    const column = fields[fields.length - 1] ?? '';
+    if (column === '*') problems.add('*');
+    else if (hidden.has(column)) problems.add(`"${column}"`);
+    else if (fields.length === 1 && !visible.has(column)) problems.add(`"${column}"`);
+  });
+  if (problems.size > 0) {
+    throw new AppError(
+      ErrorCodes.TOOL_INPUT_INVALID,
+      `Refused: the query reads a table with columns you may not use, and refers to ${[...problems].join(', ')}. Name the visible columns you need (no *, no whole-row values); get_schema_info lists them.`,
+      { category: 'forbidden' },
+    );
+  }
+}
