@@ -54,7 +54,9 @@ export interface Database {
 
 const SETTINGS_SQL =
   "SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $2, true)," +
-  " set_config('auth.user_id', $3, true), set_config('auth.tenant_id', $4, true), set_config('auth.claims', $5, true)";
+  " set_config('auth.user_id', $3, true), set_config('auth.tenant_id', $4, true), set_config('auth.claims', $5, true)," +
+  // The SQL guard parses with standard_conforming_strings on; the server must read the text the same way.
+  " set_config('standard_conforming_strings', 'on', true)";
 // Read-only first: a transaction may always become read-only, and every later statement
 // of it (the caller's) is then refused writes with SQLSTATE 25006.
 const SETTINGS_READ_ONLY_SQL = `SELECT set_config('transaction_read_only', 'on', true), ${SETTINGS_SQL.slice('SELECT '.length)}`;

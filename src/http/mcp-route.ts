@@ -87,11 +87,12 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
   ): Promise<void> => {
     const res = reply.raw;
     let stream: SseStream | null = null;
-    const transportAbort = new AbortController();
+    // Only the modern era cancels on a closed stream, so only it needs a controller.
+    const transportAbort = modern ? new AbortController() : null;
     // Modern era: closing the response stream cancels the request. Legacy: it does not.
     if (modern) {
       res.on('close', () => {
-        if (!res.writableFinished) transportAbort.abort(new Error('client closed the stream'));
+        if (!res.writableFinished) transportAbort?.abort(new Error('client closed the stream'));
       });
     }
     const sessionHeaders: Record<string, string> = session ? { 'mcp-session-id': session.id } : {};
@@ -116,7 +117,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       era: modern ? 'modern' : 'legacy',
       principal: ANONYMOUS,
       inFlight: session?.inFlight ?? null,
-      signal: transportAbort.signal,
+      signal: transportAbort?.signal,
       notify: (method, params) => ensureStream().send({ jsonrpc: '2.0', method, params }),
       disconnect: (retryMs = RETRY_MS) => {
         // Only a resumable stream (legacy, with a session's event store) may drop its connection.

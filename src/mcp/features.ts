@@ -286,16 +286,27 @@ export function createFeatures(options: FeatureOptions): Features {
       const uri = requireString(params, 'uri');
       const direct = registry.resource(uri);
       const matched = direct ? undefined : registry.matchTemplate(uri);
-      if (!direct && !matched) {
-        const code = scope.era === 'modern' ? RpcCodes.INVALID_PARAMS : RpcCodes.RESOURCE_NOT_FOUND;
-        throw new RpcError(code, `Resource not found: ${uri}`, { uri }, 404);
-      }
+      const notFound = (message: string): RpcError =>
+        new RpcError(
+          scope.era === 'modern' ? RpcCodes.INVALID_PARAMS : RpcCodes.RESOURCE_NOT_FOUND,
+          message,
+          { uri },
+          404,
+        );
+      if (!direct && !matched) throw notFound(`Resource not found: ${uri}`);
       const outcome = await withContext(
         params,
         scope,
         { method: 'resources/read', name: uri, args: {} },
         (ctx) => (direct ? direct.read(ctx) : matched!.template.read(uri, matched!.vars, ctx)),
-      );
+      ).catch((error: unknown) => {
+        // A template that matched the URI's shape may still find nothing there.
+        if (isAppError(error) && error.category === 'not_found') throw notFound(error.message);
+        if (isAppError(error) && error.category === 'input') {
+          throw new RpcError(RpcCodes.INVALID_PARAMS, error.message, { uri });
+        }
+        throw error;
+      });
       if ('inputRequired' in outcome) return outcome.inputRequired;
       return { ...outcome.value, ...cacheHints(scope, 'private') };
     },

@@ -71,6 +71,7 @@ export const DEFAULT_DENIED_FUNCTIONS: readonly string[] = [
   'table_to_xml_and_xmlschema',
   'schema_to_xml*',
   'database_to_xml*',
+  'ts_stat', 'ts_rewrite', // run SQL given as text too
   'pg_import_system_collations',
   'binary_upgrade_*',
 ];
@@ -217,8 +218,43 @@ function walk(node: unknown, out: Walk): void {
   }
 }
 
+/**
+ * Verdicts of recent statements, by text and options: parameterised statements repeat, and
+ * parsing costs ~0.1 ms. Refusals are cached as the error to throw again.
+ */
+const verdicts = new Map<string, GuardResult | AppError>();
+const VERDICT_CACHE_SIZE = 512;
+const optionKeys = new WeakMap<GuardOptions, string>();
+
+function cacheKey(sql: string, options: GuardOptions): string {
+  let key = optionKeys.get(options);
+  if (key === undefined) {
+    key = `${options.allowWrites ? 'w' : 'r'}${options.deniedFunctions.join(',')}`;
+    optionKeys.set(options, key);
+  }
+  return `${key}\u0000${sql}`;
+}
+
 /** Parse and judge one statement. Throws AppError with a reason and what to do instead. */
 export function checkStatement(sql: string, options: GuardOptions): GuardResult {
+  if (sql.length > 16_384) return judge(sql, options);
+  const key = cacheKey(sql, options);
+  let verdict = verdicts.get(key);
+  if (verdict === undefined) {
+    try {
+      verdict = judge(sql, options);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      verdict = error;
+    }
+    if (verdicts.size >= VERDICT_CACHE_SIZE) verdicts.delete(verdicts.keys().next().value as string);
+    verdicts.set(key, verdict);
+  }
+  if (verdict instanceof AppError) throw verdict;
+  return verdict;
+}
+
+function judge(sql: string, options: GuardOptions): GuardResult {
   let tree: { stmts?: { stmt?: Record<string, unknown> }[] };
   try {
     tree = parseSync(sql) as typeof tree;
