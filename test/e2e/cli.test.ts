@@ -1,0 +1,145 @@
+// The command line as a user meets it: configuration mistakes, --print-config, --version,
+// --help and `pgmcp doctor`.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT, realPostgres, withClient } from '../helpers/postgres.js';
+import { runPgmcp, serverEnv } from '../helpers/server.js';
+
+const pg = await realPostgres('test/e2e/cli.test.ts (pgmcp doctor against PostgreSQL)');
+const VERSION = (
+  JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }
+).version;
+
+describe('configuration errors exit 2 with a message naming the key', () => {
+  it.each([
+    [['serve', '--http', 'abc'], {}, /^pgmcp: http: .*"abc".*--http/m],
+    [['serve', '--http', '127.0.0.1:99999'], {}, /^pgmcp: http\.port: .*"99999"/m],
+    [['serve', '--stdio', '--http', '8080'], {}, /^pgmcp: transport: /m],
+    [
+      ['serve', '--database', 'mysql://x@h/db'],
+      {},
+      /^pgmcp: database\.url: expected a URL starting with postgres:\/\//m,
+    ],
+    [['serve'], { PGMCP_MAX_ROWS: 'abc' }, /^pgmcp: database\.maxRows: .*PGMCP_MAX_ROWS/m],
+  ])('pgmcp %j %j', async (args, env, message) => {
+    const run = await runPgmcp(args, { env: serverEnv(env) });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stdout).toBe('');
+  });
+
+  it('never echoes a password from a bad database URL', async () => {
+    const run = await runPgmcp(['serve', '--database', 'mysql://u:hunter2@h/db']);
+    expect(run.code).toBe(2);
+    expect(`${run.stdout}${run.stderr}`).not.toContain('hunter2');
+  });
+});
+
+describe('pgmcp serve --print-config', () => {
+  it('prints the effective configuration as YAML with the password masked', async () => {
+    const run = await runPgmcp([
+      'serve',
+      '--print-config',
+      '--database',
+      'postgres://u:secret@h/db',
+      '--http',
+      '0.0.0.0:9090',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).not.toContain('secret');
+    const config = parseYaml(run.stdout) as Record<string, any>;
+    expect(config['database']).toMatchObject({ url: 'postgres://u:****@h/db', allowWrites: false });
+    expect(config['http']).toMatchObject({ host: '0.0.0.0', port: 9090, path: '/mcp' });
+    expect(config['transport']).toBe('http');
+  });
+
+  it('masks the password given through the environment too', async () => {
+    const run = await runPgmcp(['serve', '--print-config'], {
+      env: serverEnv({ PGMCP_DATABASE_URL: 'postgresql://me:s3cr3t@db.internal:6432/app' }),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).not.toContain('s3cr3t');
+    expect((parseYaml(run.stdout) as Record<string, any>)['database'].url).toBe(
+      'postgresql://me:****@db.internal:6432/app',
+    );
+  });
+});
+
+describe('pgmcp --version and --help', () => {
+  it('--version prints the package version', async () => {
+    for (const flag of ['--version', '-v']) {
+      const run = await runPgmcp([flag]);
+      expect(run.code).toBe(0);
+      expect(run.stdout.trim()).toBe(VERSION);
+    }
+  });
+
+  it('--help lists the commands; serve --help lists its options', async () => {
+    const run = await runPgmcp(['--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/Usage: pgmcp/);
+    expect(run.stdout).toMatch(/^\s+serve\b/m);
+    expect(run.stdout).toMatch(/^\s+doctor\b/m);
+    const serve = await runPgmcp(['serve', '--help']);
+    expect(serve.code).toBe(0);
+    for (const option of [
+      '--stdio',
+      '--http',
+      '--database',
+      '--data-dir',
+      '--allow-writes',
+      '--print-config',
+    ]) {
+      expect(serve.stdout).toContain(option);
+    }
+  });
+
+  it('an unknown command fails', async () => {
+    const run = await runPgmcp(['frobnicate']);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('frobnicate');
+  });
+});
+
+describe.skipIf(!pg)('pgmcp doctor', () => {
+  it('prints the server version, the role, its writability and the extensions', async () => {
+    const run = await runPgmcp(['doctor', '--database', pg!.url]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const version = await withClient(
+      pg!.url,
+      async (c) => (await c.query('select version() as v')).rows[0].v as string,
+    );
+    expect(run.stdout).toContain(`server: ${version}`);
+    expect(run.stdout).toContain(`connected as role "${pg!.role}"`);
+    expect(run.stdout).toMatch(/^extensions: .*plpgsql/m);
+    expect(run.stdout).toContain('mode: read-only transactions');
+    expect(run.stdout).toContain('role privileges: cannot write anywhere (good)');
+    expect(run.stdout).not.toContain(new URL(pg!.url).password || '\u0000never');
+  });
+
+  it('warns when the role could write', async () => {
+    const role = await withClient(
+      pg!.adminUrl,
+      async (c) =>
+        (
+          await c.query(
+            'select current_user as u, rolsuper from pg_roles where rolname = current_user',
+          )
+        ).rows[0],
+    );
+    const run = await runPgmcp(['doctor', '--database', pg!.adminUrl]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`connected as role "${role.u}"`);
+    if (role.rolsuper) expect(run.stdout).toContain(`WARNING: role "${role.u}" is a superuser`);
+    expect(run.stdout).toContain('What to fix:');
+  });
+
+  it('fails with exit 1 and no password when the database cannot be reached', async () => {
+    const run = await runPgmcp(['doctor', '--database', 'postgres://u:hunter2@127.0.0.1:1/db']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('ERROR: could not use the database');
+    expect(`${run.stdout}${run.stderr}`).not.toContain('hunter2');
+  });
+});

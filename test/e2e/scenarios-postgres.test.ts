@@ -1,0 +1,38 @@
+// Every scenario × every connector against the built server on a real PostgreSQL, connected as
+// the non-superuser role pgmcp_test with SELECT on this file's own fixture schema.
+import { describe } from 'vitest';
+import { createFixtureSchema, realPostgres, withClient } from '../helpers/postgres.js';
+import { runScenarioMatrix } from '../helpers/scenarios.js';
+import { serverEnv, startHttpServer } from '../helpers/server.js';
+
+const pg = await realPostgres('test/e2e/scenarios-postgres.test.ts (e2e scenarios on PostgreSQL)');
+
+describe.skipIf(!pg)('e2e scenarios on PostgreSQL', () => {
+  runScenarioMatrix(async () => {
+    const info = pg!;
+    const fixture = await createFixtureSchema(info, 'pgmcp_e2e');
+    const env = serverEnv({ TZ: 'Asia/Tokyo', PGMCP_LOG_LEVEL: 'info' });
+    const args = ['--database', info.url, '--conformance'];
+    const http = await startHttpServer(args, { env }).catch(async (error: unknown) => {
+      await fixture.drop();
+      throw error;
+    });
+    return {
+      deployment: { httpUrl: () => http.url, stdioArgs: args, env },
+      target: {
+        kind: 'postgres',
+        schema: fixture.name,
+        itemCount: fixture.itemCount,
+        databaseName: decodeURIComponent(new URL(info.url).pathname.slice(1)),
+        role: { name: info.role, superuser: false },
+        admin: (sql, params) =>
+          withClient(info.adminUrl, async (c) => (await c.query(sql, params)).rows),
+      },
+      httpStderr: () => http.stderr(),
+      async teardown() {
+        await http.stop();
+        await fixture.drop();
+      },
+    };
+  });
+});

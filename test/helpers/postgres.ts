@@ -1,0 +1,323 @@
+// A real PostgreSQL for the integration and e2e suites, in order of preference:
+//   1. PGMCP_TEST_DATABASE_URL;
+//   2. postgres://postgres@127.0.0.1:5432/test when it answers (the team's machines);
+//   3. a throwaway cluster from the local server binaries (initdb + pg_ctl), stopped at exit;
+//   4. nothing: the suite is skipped LOUDLY and recorded in .tmp/skipped-suites.txt (CI fails).
+// PGMCP_TEST_NO_DEFAULT_POSTGRES=1 skips step 2 and PGMCP_TEST_NO_THROWAWAY=1 step 3 (to try
+// the later steps on a machine that has PostgreSQL).
+// The server under test connects as the NON-superuser role pgmcp_test (STYLE.md), which only
+// gets SELECT on each test file's own fixture schema.
+import { spawnSync } from 'node:child_process';
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll } from 'vitest';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const SKIPPED_SUITES_FILE = join(REPO_ROOT, '.tmp', 'skipped-suites.txt');
+
+const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/test';
+export const TEST_ROLE = 'pgmcp_test';
+const TEST_ROLE_PASSWORD = 'not-a-real-secret';
+
+export interface RealPostgres {
+  /** Where it came from, for messages. */
+  readonly source: 'env' | 'default' | 'throwaway';
+  /** A URL with rights to create roles and schemas (fixtures are made through it). */
+  readonly adminUrl: string;
+  /** The URL the server under test uses: the non-superuser role pgmcp_test. */
+  readonly url: string;
+  /** The role `url` logs in as. */
+  readonly role: string;
+}
+
+let cached: Promise<RealPostgres | null> | undefined;
+
+/**
+ * A real PostgreSQL for `suite`, or null (after a loud warning and a line in
+ * .tmp/skipped-suites.txt) when none can be found or started. Use with describe.skipIf(!pg).
+ */
+export function realPostgres(suite: string): Promise<RealPostgres | null> {
+  cached ??= locate();
+  return cached.then((found) => {
+    if (!found)
+      reportSkipped(
+        suite,
+        'no PostgreSQL server: set PGMCP_TEST_DATABASE_URL, start one on 127.0.0.1:5432, or install the server binaries (initdb)',
+      );
+    return found;
+  });
+}
+
+async function locate(): Promise<RealPostgres | null> {
+  const fromEnv = process.env['PGMCP_TEST_DATABASE_URL'];
+  if (fromEnv) {
+    // An explicit URL that does not answer is a broken setup, not a reason to look elsewhere.
+    await ping(fromEnv, 10_000);
+    return withTestRole('env', fromEnv);
+  }
+  if (process.env['PGMCP_TEST_NO_DEFAULT_POSTGRES'] !== '1') {
+    const answered = await ping(DEFAULT_URL, 3_000).then(
+      () => true,
+      () => false,
+    );
+    if (answered) return withTestRole('default', DEFAULT_URL);
+  }
+  const initdb = process.env['PGMCP_TEST_NO_THROWAWAY'] === '1' ? null : findInitdb();
+  if (!initdb) return null;
+  const adminUrl = await startThrowawayCluster(initdb);
+  return withTestRole('throwaway', adminUrl);
+}
+
+async function ping(url: string, timeoutMs: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Run `work` on one connection of `url`. */
+export async function withClient<T>(
+  url: string,
+  work: (client: pg.Client) => Promise<T>,
+): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Creates (once, under an advisory lock: test files run in parallel) the non-superuser role. */
+async function withTestRole(
+  source: RealPostgres['source'],
+  adminUrl: string,
+): Promise<RealPostgres> {
+  const created = await withClient(adminUrl, async (client) => {
+    const { rows } = await client.query<{ can: boolean }>(
+      'SELECT rolsuper OR rolcreaterole AS can FROM pg_roles WHERE rolname = current_user',
+    );
+    if (!rows[0]?.can) return false;
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', ['pgmcp-test-role']);
+    try {
+      const exists = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [TEST_ROLE]);
+      const verb = exists.rowCount === 0 ? 'CREATE' : 'ALTER';
+      await client.query(
+        `${verb} ROLE ${TEST_ROLE} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS NOINHERIT PASSWORD '${TEST_ROLE_PASSWORD}'`,
+      );
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', ['pgmcp-test-role']);
+    }
+    return true;
+  });
+  if (!created) {
+    process.stderr.write(
+      `\n!!! pgmcp tests: ${redact(adminUrl)} may not create roles; the server under test uses it as is.\n\n`,
+    );
+    const role = await withClient(
+      adminUrl,
+      async (c) => (await c.query('SELECT current_user AS u')).rows[0].u as string,
+    );
+    return { source, adminUrl, url: adminUrl, role };
+  }
+  const url = new URL(adminUrl);
+  url.username = TEST_ROLE;
+  url.password = TEST_ROLE_PASSWORD;
+  return { source, adminUrl, url: url.toString(), role: TEST_ROLE };
+}
+
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '****';
+    return u.toString();
+  } catch {
+    return '(a database URL)';
+  }
+}
+
+export interface FixtureSchema {
+  readonly name: string;
+  /** Rows in <name>.items. */
+  readonly itemCount: number;
+  drop(): Promise<void>;
+}
+
+/** The fixture tables, created in `schema`. Also used for the embedded database. */
+export function fixtureSql(schema: string): string {
+  const rows: string[] = [];
+  const notes: Record<number, string> = {
+    1: 'NULL',
+    2: `E'tab\\there'`,
+    3: `E'line1\\nline2'`,
+    4: `E'back\\\\slash'`,
+  };
+  for (let id = 1; id <= FIXTURE_ITEMS; id++) {
+    const name = `'item ${String(id).padStart(2, '0')}'`;
+    rows.push(`(${id}, ${name}, ${notes[id] ?? `'note ${id}'`}, ${(id * 1.5).toFixed(1)})`);
+  }
+  return `
+    CREATE SCHEMA ${schema};
+    CREATE TABLE ${schema}.items (
+      id integer PRIMARY KEY,
+      name text NOT NULL,
+      note text,
+      weight numeric(6,1) NOT NULL
+    );
+    COMMENT ON TABLE ${schema}.items IS 'pgmcp test fixture';
+    INSERT INTO ${schema}.items (id, name, note, weight) VALUES ${rows.join(',\n      ')};
+    CREATE TABLE ${schema}.tags (item_id integer REFERENCES ${schema}.items (id), tag text NOT NULL);
+    INSERT INTO ${schema}.tags VALUES (1, 'red'), (1, 'blue'), (2, 'green');
+  `;
+}
+
+export const FIXTURE_ITEMS = 25;
+
+export function uniqueSchemaName(prefix = 'pgmcp_t'): string {
+  return `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** A unique fixture schema readable by the test role; drop() removes it (call it in afterAll). */
+export async function createFixtureSchema(
+  pgInfo: RealPostgres,
+  prefix?: string,
+): Promise<FixtureSchema> {
+  const name = uniqueSchemaName(prefix);
+  await withClient(pgInfo.adminUrl, async (client) => {
+    await client.query(fixtureSql(name));
+    if (pgInfo.role !== TEST_ROLE) return;
+    await client.query(`GRANT USAGE ON SCHEMA ${name} TO ${TEST_ROLE}`);
+    await client.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${name} TO ${TEST_ROLE}`);
+  });
+  return {
+    name,
+    itemCount: FIXTURE_ITEMS,
+    drop: () =>
+      withClient(pgInfo.adminUrl, (c) => c.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`)).then(
+        () => undefined,
+      ),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Skipping, loudly.
+
+export function reportSkipped(suite: string, why: string): void {
+  const bar = '!'.repeat(78);
+  process.stderr.write(`\n${bar}\n!!! SKIPPED SUITE: ${suite}\n!!! because ${why}\n${bar}\n\n`);
+  mkdirSync(join(REPO_ROOT, '.tmp'), { recursive: true });
+  appendFileSync(SKIPPED_SUITES_FILE, `${new Date().toISOString()}\t${suite}\t${why}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Throwaway cluster.
+
+function findInitdb(): string | null {
+  const candidates: string[] = [];
+  const base = '/usr/lib/postgresql';
+  if (existsSync(base)) {
+    const versions = readdirSync(base).sort((a, b) => Number(b) - Number(a));
+    for (const v of versions) candidates.push(join(base, v, 'bin', 'initdb'));
+  }
+  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
+    if (dir) candidates.push(join(dir, 'initdb'));
+  }
+  return candidates.find((path) => existsSync(path)) ?? null;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** initdb refuses root: run the server binaries as the postgres user when we are root. */
+function runAsOwner(command: string, args: string[]): { status: number | null; output: string } {
+  const isRoot = process.getuid?.() === 0;
+  const argv = isRoot ? ['runuser', '-u', 'postgres', '--', command, ...args] : [command, ...args];
+  const result = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 60_000 });
+  return {
+    status: result.status,
+    output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}`,
+  };
+}
+
+async function startThrowawayCluster(initdb: string): Promise<string> {
+  const bin = join(initdb, '..');
+  const root = mkdtempSync(join(tmpdir(), 'pgmcp-pg-'));
+  const dataDir = join(root, 'data');
+  if (process.getuid?.() === 0) {
+    chmodSync(root, 0o755);
+    const chown = spawnSync('chown', ['postgres:', root]);
+    if (chown.status !== 0) throw new Error(`cannot chown ${root} to postgres`);
+  }
+  const init = runAsOwner(initdb, [
+    '-D',
+    dataDir,
+    '-A',
+    'trust',
+    '-U',
+    'postgres',
+    '--no-sync',
+    '-E',
+    'UTF8',
+  ]);
+  if (init.status !== 0) throw new Error(`initdb failed:\n${init.output}`);
+  const port = await freePort();
+  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off`;
+  const start = runAsOwner(join(bin, 'pg_ctl'), [
+    '-D',
+    dataDir,
+    '-o',
+    options,
+    '-l',
+    join(root, 'log'),
+    '-w',
+    '-t',
+    '60',
+    'start',
+  ]);
+  if (start.status !== 0) throw new Error(`pg_ctl start failed:\n${start.output}`);
+  const stop = (): void => {
+    runAsOwner(join(bin, 'pg_ctl'), ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
+    rmSync(root, { recursive: true, force: true });
+  };
+  let stopped = false;
+  const stopOnce = (): void => {
+    if (stopped) return;
+    stopped = true;
+    stop();
+  };
+  process.once('exit', stopOnce);
+  afterAll(stopOnce);
+  process.stderr.write(
+    `pgmcp tests: started a throwaway PostgreSQL cluster on 127.0.0.1:${port} (${root})\n`,
+  );
+  const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  await withClient(adminUrl, (c) => c.query('CREATE DATABASE test'));
+  return `postgres://postgres@127.0.0.1:${port}/test`;
+}
