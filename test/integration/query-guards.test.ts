@@ -1,0 +1,227 @@
+// query_database's guards beyond the transaction: the access policy (tables, columns,
+// masks), the plan cost limit, and confirmation of writes — on real PostgreSQL.
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ToolResult } from '../../src/core/content.js';
+import { ErrorCodes } from '../../src/core/errors.js';
+import { createSigner } from '../../src/core/signed.js';
+import { createDatabase, type Database } from '../../src/db/database.js';
+import { createFakeContext } from '../../src/testing/fake-context.js';
+import { createAccessPolicy, NO_RULES, type AccessRules } from '../../src/tools/access-policy.js';
+import {
+  createQueryDatabaseTool,
+  type QueryDatabaseOptions,
+} from '../../src/tools/builtin/query-database.js';
+import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../../src/tools/sql-guard.js';
+import { realPostgres, uniqueSchemaName, withClient } from '../helpers/postgres.js';
+
+const pg = await realPostgres('test/integration/query-guards.test.ts (query_database guards)');
+const schema = uniqueSchemaName('pgmcp_guard');
+const LIMITS = {
+  defaultRows: 100,
+  maxRows: 1000,
+  maxResultBytes: 1_048_576,
+  statementTimeoutMs: 5_000,
+};
+
+describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
+  let db: Database;
+
+  const tool = (
+    overrides: Partial<QueryDatabaseOptions> & { access?: Partial<AccessRules> } = {},
+  ) =>
+    createQueryDatabaseTool(db, {
+      limits: LIMITS,
+      allowWrites: false,
+      deniedFunctions: DEFAULT_DENIED_FUNCTIONS,
+      maxPlanCost: null,
+      maxPlanRows: null,
+      signer: createSigner('guards'),
+      ...overrides,
+      policy: createAccessPolicy({ ...NO_RULES, ...overrides.access }),
+    });
+  const rowsOf = (result: ToolResult) => (result.structuredContent as { rows: unknown[][] }).rows;
+  const textOf = (result: ToolResult) => (result.content[0] as { text: string }).text;
+
+  beforeAll(async () => {
+    await loadSqlParser();
+    // Written as the admin role; the server connects with write grants on purpose, so the
+    // confirmation tests can write (and the read-only guards are not helped by the role).
+    await withClient(pg!.adminUrl, (client) =>
+      client.query(`
+        CREATE SCHEMA ${schema};
+        CREATE TABLE ${schema}.people (id int PRIMARY KEY, name text, email text, ssn text);
+        INSERT INTO ${schema}.people VALUES (1, 'Ada', 'ada@example.com', '111-22-3333'), (2, 'Bob', 'bob@example.com', '444-55-6666');
+        CREATE TABLE ${schema}.secrets (id int, token text);
+        INSERT INTO ${schema}.secrets VALUES (1, 'hunter2');
+        CREATE TABLE ${schema}.log (id serial PRIMARY KEY, note text);`),
+    );
+    db = await createDatabase(
+      {
+        url: pg!.adminUrl,
+        poolSize: 2,
+        statementTimeoutMs: 5_000,
+        embedded: { dataDir: '', demo: false },
+      },
+      pino({ level: 'silent' }),
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await db?.close();
+    if (pg)
+      await withClient(pg.adminUrl, (client) =>
+        client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`),
+      );
+  });
+
+  describe('access policy', () => {
+    const access = {
+      denyTables: [`${schema}.secrets`],
+      denyColumns: ['*.ssn'],
+      maskColumns: ['people.email'],
+    };
+
+    it('hides a denied table as if it did not exist', async () => {
+      const call = tool({ access }).call(
+        { query: `select token from ${schema}.secrets` },
+        createFakeContext().ctx,
+      );
+      await expect(call).rejects.toMatchObject({ details: { sqlstate: '42P01' } });
+      await expect(call).rejects.toThrow(/relation ".*secrets" does not exist/);
+    });
+
+    it('refuses denied columns, * and whole-row values on a table that has them', async () => {
+      for (const query of [
+        `select ssn from ${schema}.people`,
+        `select * from ${schema}.people`,
+        `select p from ${schema}.people p`,
+        `select id from ${schema}.people where ssn like '1%'`,
+      ]) {
+        await expect(
+          tool({ access }).call({ query }, createFakeContext().ctx),
+          query,
+        ).rejects.toMatchObject({
+          category: 'forbidden',
+        });
+      }
+    });
+
+    it('masks configured columns, and values computed from them', async () => {
+      const plain = await tool({ access }).call(
+        { query: `select id, name, email from ${schema}.people order by id` },
+        createFakeContext().ctx,
+      );
+      expect(rowsOf(plain)).toEqual([
+        [1, 'Ada', '****'],
+        [2, 'Bob', '****'],
+      ]);
+      expect(textOf(plain)).not.toContain('example.com');
+      const derived = await tool({ access }).call(
+        { query: `select id, upper(email) as shout from ${schema}.people order by id` },
+        createFakeContext().ctx,
+      );
+      expect(rowsOf(derived)).toEqual([
+        [1, '****'],
+        [2, '****'],
+      ]);
+    });
+
+    it('leaves everything visible without rules', async () => {
+      const result = await tool().call(
+        { query: `select ssn from ${schema}.people order by id` },
+        createFakeContext().ctx,
+      );
+      expect(rowsOf(result)).toEqual([['111-22-3333'], ['444-55-6666']]);
+    });
+  });
+
+  describe('plan cost guard', () => {
+    it('refuses a statement estimated above the limits, before running it, and says how to narrow it', async () => {
+      const call = tool({ maxPlanRows: 500 }).call(
+        { query: 'select g from generate_series(1, 100000) g' },
+        createFakeContext().ctx,
+      );
+      await expect(call).rejects.toMatchObject({ code: ErrorCodes.TOOL_INPUT_INVALID });
+      await expect(call).rejects.toThrow(/estimated to produce 100000 rows.*Narrow the query/s);
+      const costly = tool({ maxPlanCost: 1 }).call(
+        {
+          query: `select count(*) from ${schema}.people a, ${schema}.people b, ${schema}.people c`,
+        },
+        createFakeContext().ctx,
+      );
+      await expect(costly).rejects.toThrow(/estimated cost \d+ is above the limit 1/);
+    });
+
+    it('lets a statement under the limits run', async () => {
+      const result = await tool({ maxPlanRows: 500, maxPlanCost: 1_000 }).call(
+        { query: `select id from ${schema}.people where id = $1`, params: [1] },
+        createFakeContext().ctx,
+      );
+      expect(rowsOf(result)).toEqual([[1]]);
+    });
+  });
+
+  describe('write confirmation', () => {
+    const notes = async () =>
+      withClient(pg!.adminUrl, async (c) =>
+        (await c.query(`select note from ${schema}.log order by id`)).rows.map((r) => r.note),
+      );
+    const writer = () => tool({ allowWrites: true });
+    const noElicitation = () => createFakeContext({ capabilities: [] }).ctx;
+
+    it('previews a write with a nonce, runs it once confirmed, and only once', async () => {
+      const insert = { query: `insert into ${schema}.log (note) values ($1)`, params: ['first'] };
+      const t = writer();
+      const preview = await t.call(insert, noElicitation());
+      expect(preview.isError).toBeFalsy();
+      expect(textOf(preview)).toMatch(/has NOT run yet/);
+      const nonce = (preview.structuredContent as { confirmation: { nonce: string } }).confirmation
+        .nonce;
+      expect(await notes()).toEqual([]);
+
+      await expect(
+        t.call({ ...insert, params: ['other'], confirm: nonce }, noElicitation()),
+      ).rejects.toThrow(/differ from the preview/);
+      const done = await t.call({ ...insert, confirm: nonce }, noElicitation());
+      expect(done.structuredContent).toMatchObject({ command: 'INSERT', rowCount: 0 });
+      expect(await notes()).toEqual(['first']);
+      await expect(t.call({ ...insert, confirm: nonce }, noElicitation())).rejects.toThrow(
+        /already used/,
+      );
+      await expect(t.call({ ...insert, confirm: 'forged.nonce' }, noElicitation())).rejects.toThrow(
+        /not valid/,
+      );
+      expect(await notes()).toEqual(['first']);
+    });
+
+    it('asks the user through elicitation where the client supports it', async () => {
+      const insert = { query: `insert into ${schema}.log (note) values ($1)`, params: ['asked'] };
+      const declined = await writer().call(
+        insert,
+        createFakeContext({ answers: { confirm: { action: 'decline' } } }).ctx,
+      );
+      expect(textOf(declined)).toMatch(/Not run/);
+      expect(await notes()).toEqual(['first']);
+      const accepted = await writer().call(
+        insert,
+        createFakeContext({ answers: { confirm: { action: 'accept', content: { run: true } } } })
+          .ctx,
+      );
+      expect(accepted.isError).toBeFalsy();
+      expect(await notes()).toEqual(['first', 'asked']);
+    });
+
+    it('still refuses transaction control and session settings on a writable database', async () => {
+      await expect(writer().call({ query: 'commit' }, noElicitation())).rejects.toThrow(
+        /transaction control/,
+      );
+      await expect(
+        writer().call(
+          { query: `select set_config('statement_timeout', '0', false)` },
+          noElicitation(),
+        ),
+      ).rejects.toThrow(/set_config/);
+    });
+  });
+});
