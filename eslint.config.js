@@ -29,7 +29,18 @@ const zones = all.flatMap((layer) =>
 );
 
 export default tseslint.config(
-  { ignores: ['.tmp/**', 'bench/results/**', 'dist/**', 'node_modules/**', 'coverage/**', '.node22/**', 'web/**', '.pgmcp/**'] },
+  {
+    ignores: [
+      '.tmp/**',
+      'bench/results/**',
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      '.node22/**',
+      'web/**',
+      '.pgmcp/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts', '**/*.mjs', '**/*.js'],

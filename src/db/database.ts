@@ -8,7 +8,12 @@ import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import { startEmbedded, type EmbeddedDatabase } from './embedded/index.js';
 import { fromPgError } from './errors.js';
-import { runPipelined, transactionStatus, type PipelineResult, type PipelineStep } from './pipeline.js';
+import {
+  runPipelined,
+  transactionStatus,
+  type PipelineResult,
+  type PipelineStep,
+} from './pipeline.js';
 
 export interface DatabaseOptions {
   /** postgres:// URL; null runs the embedded PGlite. */
@@ -194,7 +199,8 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       tx.signal?.removeEventListener('abort', onAbort);
       client.off('error', onConnectionError);
       // Whatever a statement did to the session, the next call must start clean.
-      if (!broken && transactionStatus(client) !== 'I') broken = new Error('left inside a transaction');
+      if (!broken && transactionStatus(client) !== 'I')
+        broken = new Error('left inside a transaction');
       client.release(broken ?? (timedOut || cancelled ? new Error('interrupted') : undefined));
     }
   };
@@ -235,12 +241,17 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
 
   const runStatement = (run: StatementRun): Promise<PipelineResult> =>
     guarded(run, (client) =>
-      runPipelined(client, [settingsStep(run)], { text: run.sql, values: run.params }, {
-        offset: run.offset,
-        limit: run.limit,
-        maxBytes: run.maxBytes,
-        types: PG_TYPES,
-      }),
+      runPipelined(
+        client,
+        [settingsStep(run)],
+        { text: run.sql, values: run.params },
+        {
+          offset: run.offset,
+          limit: run.limit,
+          maxBytes: run.maxBytes,
+          types: PG_TYPES,
+        },
+      ),
     );
 
   return {

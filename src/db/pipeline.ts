@@ -10,7 +10,9 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 // pg keeps these internal; pg-cursor uses the same modules.
 const Result = require('pg/lib/result.js') as new (rowMode: string, types?: unknown) => PgResult;
-const { prepareValue } = require('pg/lib/utils.js') as { prepareValue: (value: unknown) => unknown };
+const { prepareValue } = require('pg/lib/utils.js') as {
+  prepareValue: (value: unknown) => unknown;
+};
 
 interface PgResult {
   fields: pg.FieldDef[];
@@ -25,7 +27,12 @@ interface PgResult {
 interface Connection {
   stream: { cork?: () => void; uncork?: () => void };
   parse(msg: { text: string; name?: string; types?: unknown[] }): void;
-  bind(msg: { portal?: string; statement?: string; values?: unknown[]; valueMapper?: unknown }): void;
+  bind(msg: {
+    portal?: string;
+    statement?: string;
+    values?: unknown[];
+    valueMapper?: unknown;
+  }): void;
   describe(msg: { type: 'P' | 'S'; name: string }): void;
   execute(msg: { portal?: string; rows?: number }): void;
   sync(): void;
@@ -164,7 +171,10 @@ export class PipelinedStatement extends EventEmitter {
     this.answered++;
   }
 
-  handleError(error: Error, connection?: { once(event: string, listener: () => void): void }): void {
+  handleError(
+    error: Error,
+    connection?: { once(event: string, listener: () => void): void },
+  ): void {
     this.error ??= error;
     const first = this.error;
     // A server ErrorResponse (it has a severity) is followed by ReadyForQuery once the server

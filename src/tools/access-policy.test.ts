@@ -33,7 +33,11 @@ describe('access policy', () => {
   });
 
   it('lets a deny-list win over an allow-list', () => {
-    const policy = createAccessPolicy({ ...NO_RULES, allowSchemas: ['public'], denySchemas: ['public'] });
+    const policy = createAccessPolicy({
+      ...NO_RULES,
+      allowSchemas: ['public'],
+      denySchemas: ['public'],
+    });
     expect(policy.schemaVisible('public')).toBe(false);
   });
 });

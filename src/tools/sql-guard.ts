@@ -71,7 +71,8 @@ export const DEFAULT_DENIED_FUNCTIONS: readonly string[] = [
   'table_to_xml_and_xmlschema',
   'schema_to_xml*',
   'database_to_xml*',
-  'ts_stat', 'ts_rewrite', // run SQL given as text too
+  'ts_stat',
+  'ts_rewrite', // run SQL given as text too
   'pg_import_system_collations',
   'binary_upgrade_*',
 ];
@@ -247,7 +248,8 @@ export function checkStatement(sql: string, options: GuardOptions): GuardResult 
       if (!(error instanceof AppError)) throw error;
       verdict = error;
     }
-    if (verdicts.size >= VERDICT_CACHE_SIZE) verdicts.delete(verdicts.keys().next().value as string);
+    if (verdicts.size >= VERDICT_CACHE_SIZE)
+      verdicts.delete(verdicts.keys().next().value as string);
     verdicts.set(key, verdict);
   }
   if (verdict instanceof AppError) throw verdict;
