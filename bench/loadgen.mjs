@@ -7,18 +7,11 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import Cursor from 'pg-cursor';
 import { KV_ROWS, KV_SQL, MODERN_META } from './shared.mjs';
 
 const REQUEST_TIMEOUT_MS = 10_000;
 const MAX_ERRORS = 50;
 const MAX_SAMPLES = 5_000_000;
-// The same five transaction-local settings pgmcp's withTransaction applies (src/db/database.ts).
-const TX_SETTINGS_SQL =
-  "select set_config('statement_timeout', $1, true)," +
-  " set_config('idle_in_transaction_session_timeout', $2, true)," +
-  " set_config('auth.user_id', $3, true), set_config('auth.tenant_id', $4, true)," +
-  " set_config('auth.claims', $5, true)";
 const META_JSON = JSON.stringify(MODERN_META);
 
 /** Spreads lookups over the table without a shared random state. */
@@ -184,25 +177,44 @@ async function pgStep(spec) {
     checkRow(result.rows[0], key);
   };
 
-  // BEGIN READ ONLY, transaction-local settings, the statement through a cursor, COMMIT:
-  // the round trips pgmcp's withTransaction + readRows make, without HTTP or MCP.
+  // pgmcp's own statement path (src/db/database.ts runStatement: the transaction-local
+  // settings and the statement pipelined before one Sync) without HTTP, MCP or the parser.
+  const db =
+    spec.mode === 'tx'
+      ? await (async () => {
+          const { createDatabase } = await import('../dist/db/database.js');
+          const { pino } = await import('pino');
+          const url = spec.databaseUrl;
+          return createDatabase(
+            {
+              url,
+              poolSize: spec.poolSize,
+              statementTimeoutMs: 30_000,
+              embedded: { dataDir: '', demo: false },
+            },
+            pino({ level: 'silent' }),
+          );
+        })()
+      : null;
   const transaction = async (key) => {
-    const client = await pool.connect();
-    let broken;
-    try {
-      await client.query('BEGIN READ ONLY');
-      await client.query(TX_SETTINGS_SQL, ['30000ms', '35000ms', '', '', '{}']);
-      const cursor = client.query(new Cursor(KV_SQL, [key], { rowMode: 'array' }));
-      const rows = await cursor.read(101);
-      await cursor.close();
-      await client.query('COMMIT');
-      checkRow(rows[0], key);
-    } catch (error) {
-      broken = error;
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+    const result = await db.runStatement({
+      sql: KV_SQL,
+      params: [key],
+      offset: 0,
+      limit: 100,
+      maxBytes: 1_048_576,
+      readOnly: true,
+      timeoutMs: 30_000,
+      principal: {
+        kind: 'anonymous',
+        userId: null,
+        tenantId: null,
+        roles: [],
+        scopes: [],
+        claims: {},
+      },
+    });
+    checkRow(result.rows[0], key);
   };
 
   const run = spec.mode === 'tx' ? transaction : plain;
@@ -212,6 +224,7 @@ async function pgStep(spec) {
       return true;
     },
     async close() {
+      await db?.close();
       await pool.end();
     },
   };

@@ -100,7 +100,7 @@ const VARIANTS = [
     era: 'legacy',
   },
   { key: 'raw', label: `raw pg.Pool(${POOL_SIZE}) same lookup`, kind: 'pg', mode: 'plain' },
-  { key: 'raw-tx', label: 'raw pg.Pool, pgmcp tx shape (5 trips)', kind: 'pg', mode: 'tx' },
+  { key: 'raw-tx', label: 'pgmcp db layer only (1 trip, no HTTP/MCP)', kind: 'pg', mode: 'tx' },
 ];
 const only = process.env.BENCH_ONLY?.split(',')
   .map((k) => k.trim())
@@ -670,16 +670,15 @@ async function main() {
   if (Object.keys(ratios.pingVsEcho).length) row('ping / echo', ratios.pingVsEcho);
   if (Object.keys(ratios.callVsRaw).length) row('tools/call / raw pg.Pool', ratios.callVsRaw);
   if (Object.keys(ratios.callVsRawTx).length)
-    row('tools/call / raw pg in pgmcp tx shape', ratios.callVsRawTx);
-  if (Object.keys(ratios.rawTxVsRaw).length)
-    row('raw tx shape / raw single query', ratios.rawTxVsRaw);
+    row('tools/call / pgmcp db layer alone', ratios.callVsRawTx);
+  if (Object.keys(ratios.rawTxVsRaw).length) row('pgmcp db layer / raw pg.Pool', ratios.rawTxVsRaw);
   if (callOverheadP50 !== null)
     lines.push(
       `  p50 overhead tools/call − raw pg.Pool at C=${minC}: ${fixed(callOverheadP50, 3)} ms`,
     );
   if (callOverheadVsTxP50 !== null)
     lines.push(
-      `  p50 overhead tools/call − raw tx shape at C=${minC}: ${fixed(callOverheadVsTxP50, 3)} ms (HTTP + MCP + tool code)`,
+      `  p50 overhead tools/call − db layer alone at C=${minC}: ${fixed(callOverheadVsTxP50, 3)} ms (HTTP + MCP + tool code)`,
     );
   lines.push('');
   lines.push('targets:');
