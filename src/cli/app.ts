@@ -9,6 +9,13 @@ import { registerConformanceFixtures } from '../tools/conformance/index.js';
 import { createCatalog } from '../catalog/index.js';
 import { createAccessPolicy } from '../tools/access-policy.js';
 import { registerBuiltins } from '../tools/builtin/index.js';
+import { loadRoutineTools } from '../tools/routines/index.js';
+import {
+  addRegistryHandlers,
+  createExchangeLog,
+  loadRegistryHandlers,
+  type ExchangeLog,
+} from '../tools/handlers/index.js';
 import { createRegistry, type Registry } from '../tools/registry.js';
 import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../tools/sql-guard.js';
 import { VERSION } from './version.js';
@@ -68,6 +75,13 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     deniedFunctions,
     showQueryText: config.database.showQueryText,
   });
+  await registerRoutines(registry, db, config, logger);
+  const exchangeLog = createExchangeLog(db, {
+    logArguments: false,
+    onError: (error) =>
+      logger.warn({ err: { message: error.message } }, 'exchange log write failed'),
+  });
+  await registerSqlHandlers(registry, db, config, logger, exchangeLog);
   if (config.server.conformance) registerConformanceFixtures(registry);
   const shutdown = new AbortController();
   const dispatcher = createDispatcher({
@@ -87,7 +101,60 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     shutdown,
     async close() {
       shutdown.abort();
+      await exchangeLog.close();
       await db.close();
     },
   };
+}
+
+/**
+ * Functions and procedures annotated `@mcp` become tools. A database that cannot be read at
+ * start (down, or a role without catalog access) leaves them out with a warning.
+ */
+async function registerRoutines(registry: Registry, db: Database, config: Config, logger: Logger) {
+  let tools;
+  try {
+    tools = await loadRoutineTools(db, {
+      allowWrites: config.database.allowWrites,
+      statementTimeoutMs: config.database.statementTimeoutMs,
+      warn: (message) => logger.warn(message),
+    });
+  } catch (error) {
+    logger.warn({ err: { message: (error as Error).message } }, 'annotated routines not loaded');
+    return;
+  }
+  for (const tool of tools) {
+    try {
+      registry.addTool(tool);
+    } catch (error) {
+      // A routine whose tool name is already taken (e.g. by a built-in) is left out.
+      logger.warn(
+        { err: { message: (error as Error).message } },
+        'annotated routine not registered',
+      );
+    }
+  }
+}
+
+/** Handlers written in SQL (`pgmcp install`, then mcp.create_or_replace_handler). */
+async function registerSqlHandlers(
+  registry: Registry,
+  db: Database,
+  config: Config,
+  logger: Logger,
+  exchangeLog: ExchangeLog,
+) {
+  try {
+    const handlers = await loadRegistryHandlers(db, {
+      statementTimeoutMs: config.database.statementTimeoutMs,
+      allowWrites: config.database.allowWrites,
+      exchangeLog,
+    });
+    if (!handlers.installed) return;
+    addRegistryHandlers(registry, handlers, (what, error) =>
+      logger.warn({ err: { message: error.message } }, `registry handler skipped: ${what}`),
+    );
+  } catch (error) {
+    logger.warn({ err: { message: (error as Error).message } }, 'SQL handlers not loaded');
+  }
 }

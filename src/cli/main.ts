@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { isAppError } from '../core/errors.js';
 import { loadConfig, type Config, type ConfigFlags } from '../config/index.js';
 import { doctor } from './doctor.js';
+import { install } from './install.js';
 import { printConfig, serve } from './serve.js';
 import { VERSION } from './version.js';
 
@@ -80,6 +81,18 @@ common(
 ).action(async (options: CommonOptions) => {
   try {
     process.exitCode = await doctor(configFrom(options));
+  } catch (error) {
+    fail(error);
+  }
+});
+
+common(
+  program
+    .command('install')
+    .description('install or upgrade the SQL handler registry (schema mcp) in the database'),
+).action(async (options: CommonOptions) => {
+  try {
+    process.exitCode = await install(configFrom(options));
   } catch (error) {
     fail(error);
   }

@@ -122,6 +122,10 @@ export function createFeatures(options: FeatureOptions): Features {
     try {
       return { value: await body(built.ctx) };
     } catch (error) {
+      // Authentication is the caller's problem, not the tool's: a protocol error (-32001).
+      if (isAppError(error) && error.category === 'auth') {
+        throw new RpcError(RpcCodes.AUTH_REQUIRED, error.message, undefined, 403);
+      }
       if (error instanceof InputRequiredSignal && round) {
         return { inputRequired: inputRequiredResult(signer, round, error) };
       }

@@ -1,0 +1,44 @@
+// `pgmcp install`: apply the SQL handler registry's scripts (schema mcp) to the database.
+import type pg from 'pg';
+import { AppError, ErrorCodes } from '../core/errors.js';
+import { redactUrl, type Config } from '../config/index.js';
+import { applyRegistryScripts, pgRunner } from '../tools/handlers/install.js';
+import { createDatabase } from '../db/database.js';
+import { createLogger } from './logger.js';
+
+export async function install(config: Config): Promise<number> {
+  const out = (line: string): boolean => process.stdout.write(`${line}\n`);
+  out(
+    `database: ${config.database.url ? redactUrl(config.database.url) : `embedded PGlite at ${config.embedded.dataDir}`}`,
+  );
+  const db = await createDatabase(
+    {
+      url: config.database.url,
+      poolSize: 1,
+      statementTimeoutMs: config.database.statementTimeoutMs,
+      embedded: { dataDir: config.embedded.dataDir, demo: config.embedded.demo },
+    },
+    createLogger('warn'),
+  );
+  let client: pg.PoolClient | undefined;
+  try {
+    client = await db.pool.connect().catch((error: unknown) => {
+      throw new AppError(ErrorCodes.DB_UNAVAILABLE, `Cannot connect: ${(error as Error).message}`, {
+        category: 'unavailable',
+        cause: error,
+      });
+    });
+    const outcome = await applyRegistryScripts(pgRunner(client));
+    out(`registry schema version before: ${outcome.before ?? 'not installed'}`);
+    out(`registry schema version after:  ${outcome.after}`);
+    out(
+      outcome.applied.length > 0
+        ? `applied: ${outcome.applied.join(', ')}`
+        : 'already up to date; nothing applied',
+    );
+    return 0;
+  } finally {
+    client?.release();
+    await db.close();
+  }
+}

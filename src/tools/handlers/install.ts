@@ -1,0 +1,102 @@
+// Applies the registry's versioned scripts (sql/registry/NNN_*.sql) in ONE transaction: the
+// scripts newer than mcp.schema_version, in order. Re-running is a no-op; a newer script upgrades.
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
+import { AppError, ErrorCodes } from '../../core/errors.js';
+
+/** src/tools/handlers and dist/tools/handlers are both three levels below the package root. */
+export const REGISTRY_SCRIPTS_DIR = fileURLToPath(
+  new URL('../../../sql/registry/', import.meta.url),
+);
+
+export interface RegistryScript {
+  version: number;
+  file: string;
+  sql: string;
+}
+
+/** What the installer needs from a connection (pg client, or PGlite through an adapter). */
+export interface ScriptRunner {
+  /** Several statements, no parameters. */
+  exec(sql: string): Promise<void>;
+  query<R>(sql: string, params?: unknown[]): Promise<R[]>;
+}
+
+export interface InstallOutcome {
+  /** The schema version before (null: not installed) and after. */
+  before: number | null;
+  after: number;
+  applied: string[];
+}
+
+export function registryScripts(dir = REGISTRY_SCRIPTS_DIR): RegistryScript[] {
+  return readdirSync(dir)
+    .filter((file) => /^\d{3}_[a-z0-9_-]+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({
+      version: Number(file.slice(0, 3)),
+      file,
+      sql: readFileSync(`${dir}/${file}`, 'utf8'),
+    }));
+}
+
+export function pgRunner(client: pg.ClientBase): ScriptRunner {
+  return {
+    exec: async (sql) => {
+      await client.query(sql);
+    },
+    query: async <R>(sql: string, params: unknown[] = []) =>
+      (await client.query(sql, params)).rows as R[],
+  };
+}
+
+export async function installedVersion(runner: ScriptRunner): Promise<number | null> {
+  // Two statements: one naming a missing table would fail when parsed.
+  const rows = await runner.query<{ present: boolean }>(
+    "SELECT to_regclass('mcp.schema_version') IS NOT NULL AS present",
+  );
+  if (!rows[0]?.present) return null;
+  const current = await runner.query<{ version: number | null }>(
+    'SELECT max(version) AS version FROM mcp.schema_version',
+  );
+  return current[0]?.version ?? null;
+}
+
+export async function applyRegistryScripts(
+  runner: ScriptRunner,
+  scripts: readonly RegistryScript[] = registryScripts(),
+): Promise<InstallOutcome> {
+  await runner.exec('BEGIN');
+  try {
+    // Two installers at once (several instances starting): the second waits, then finds nothing to do.
+    await runner.query("SELECT pg_advisory_xact_lock(hashtext('pgmcp-registry-install'))");
+    const before = await installedVersion(runner);
+    const applied: string[] = [];
+    for (const script of scripts) {
+      if (before !== null && script.version <= before) continue;
+      await runner.exec(script.sql);
+      applied.push(script.file);
+    }
+    const after = (await installedVersion(runner)) ?? 0;
+    await runner.exec('COMMIT');
+    return { before, after, applied };
+  } catch (error) {
+    await runner.exec('ROLLBACK').catch(() => undefined);
+    throw installError(error);
+  }
+}
+
+function installError(error: unknown): unknown {
+  const sqlstate = (error as { code?: unknown })?.code;
+  if (sqlstate === '42501') {
+    return new AppError(
+      ErrorCodes.CONFIG_INVALID,
+      `This role may not create the registry schema "mcp" (${(error as Error).message}). ` +
+        'Run `pgmcp install` as the database owner or a role with CREATE on the database, ' +
+        "then give the serving role access with SELECT mcp.grant_runtime('<role>').",
+      { category: 'config', details: { sqlstate }, cause: error },
+    );
+  }
+  return error;
+}

@@ -1,0 +1,172 @@
+// The type table: a PostgreSQL type → the JSON Schema of the argument a client sends and of the
+// value it gets back. docs/sql-tools.md ("The type table") documents the same rows.
+import type { JsonSchema } from '../../core/json-schema.js';
+import type { PgTypeDescriptor } from '../../catalog/routines.js';
+
+export type TypeMap = ReadonlyMap<number, PgTypeDescriptor>;
+
+/** A type the table cannot express (a pseudo-type such as anyelement, or an unknown oid). */
+export class UnsupportedTypeError extends Error {
+  constructor(readonly typeName: string) {
+    super(`type ${typeName} has no JSON form`);
+  }
+}
+
+const INT_BOUNDS: Record<string, [number, number]> = {
+  int2: [-32768, 32767],
+  int4: [-2147483648, 2147483647],
+};
+const INTEGER_TEXT = '^-?[0-9]+$';
+const NUMERIC_TEXT = '^(-?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?|NaN|-?Infinity)$';
+const LOCAL_TIMESTAMP = '^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?$';
+const LOCAL_TIME = '^[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?$';
+
+/** Where a schema is used: arguments, or values read back from PostgreSQL. */
+export type Direction = 'input' | 'output';
+
+function baseSchema(
+  type: PgTypeDescriptor,
+  typmod: number,
+  direction: Direction,
+  nested: boolean,
+): JsonSchema {
+  const name = type.schema === 'pg_catalog' ? type.name : '';
+  switch (name) {
+    case 'int2':
+    case 'int4': {
+      const [minimum, maximum] = INT_BOUNDS[name]!;
+      return { type: 'integer', minimum, maximum };
+    }
+    case 'int8':
+      // Beyond ±2^53 a JSON number loses digits: accept (and return) such values as strings.
+      return {
+        type: ['integer', 'string'],
+        pattern: INTEGER_TEXT,
+        description: 'int8: a JSON integer, or a string of digits beyond ±2^53.',
+      };
+    case 'numeric':
+      return {
+        type: ['number', 'string'],
+        pattern: NUMERIC_TEXT,
+        description:
+          'numeric: a JSON number or a decimal string (strings keep every digit; results are strings).',
+      };
+    case 'float4':
+    case 'float8':
+      // Non-finite results (NaN, Infinity) can only come back as strings.
+      return direction === 'input' ? { type: 'number' } : { type: ['number', 'string'] };
+    case 'bool':
+      return { type: 'boolean' };
+    case 'varchar':
+    case 'bpchar': {
+      // Function parameters lose their typmod; a domain or a composite attribute keeps it.
+      const schema: JsonSchema = { type: 'string' };
+      if (typmod > 4) schema['maxLength'] = typmod - 4;
+      return schema;
+    }
+    case 'text':
+    case 'name':
+    case 'char':
+    case 'citext':
+      return { type: 'string' };
+    case 'uuid':
+      return { type: 'string', format: 'uuid' };
+    case 'date':
+      return { type: 'string', format: 'date' };
+    case 'timetz':
+      return { type: 'string', format: 'time' };
+    case 'time':
+      return { type: 'string', pattern: LOCAL_TIME, description: 'time of day, no offset' };
+    case 'timestamptz':
+      return { type: 'string', format: 'date-time' };
+    case 'timestamp':
+      // RFC 3339 date-time requires an offset, which a timestamp without time zone ignores.
+      return {
+        type: 'string',
+        pattern: LOCAL_TIMESTAMP,
+        description: 'local date and time, no offset',
+      };
+    case 'interval':
+      return { type: 'string', description: "interval, e.g. '1 day 02:00:00' or 'P1DT2H'" };
+    case 'json':
+    case 'jsonb':
+      return { description: 'any JSON value' };
+    case 'bytea':
+      // Inside an array or composite, results come through to_json, which writes bytea as hex.
+      return direction === 'output' && nested
+        ? { type: 'string', description: 'bytea as hex text (\\x…)' }
+        : { type: 'string', contentEncoding: 'base64' };
+    default:
+      // Any other base, range or multirange type travels as its text form (inet, money, int4range…).
+      return { type: 'string', description: `${type.sql} in PostgreSQL's text form` };
+  }
+}
+
+/** The JSON Schema of a value of type `oid` (typmod as declared where known, else -1). */
+export function schemaForType(
+  types: TypeMap,
+  oid: number,
+  direction: Direction,
+  typmod = -1,
+  nested = false,
+  depth = 0,
+): JsonSchema {
+  const type = types.get(oid);
+  if (!type) throw new UnsupportedTypeError(`oid ${oid}`);
+  if (depth > 16) throw new UnsupportedTypeError(`${type.sql} (nested too deeply)`);
+  switch (type.kind) {
+    case 'array':
+      return {
+        type: 'array',
+        items: nullable(schemaForType(types, type.elementOid!, direction, typmod, true, depth + 1)),
+      };
+    case 'enum':
+      return { type: 'string', enum: [...type.labels] };
+    case 'domain':
+      return schemaForType(types, type.baseOid!, direction, type.typmod, nested, depth + 1);
+    case 'composite': {
+      const properties: Record<string, JsonSchema> = {};
+      for (const a of type.attributes) {
+        properties[a.name] = nullable(
+          schemaForType(types, a.typeOid, direction, a.typmod, true, depth + 1),
+        );
+      }
+      const schema: JsonSchema = { type: 'object', properties };
+      if (direction === 'input') schema['additionalProperties'] = false;
+      else schema['required'] = type.attributes.map((a) => a.name);
+      return schema;
+    }
+    case 'pseudo':
+      throw new UnsupportedTypeError(type.sql);
+    default:
+      return baseSchema(type, typmod, direction, nested);
+  }
+}
+
+/** The same schema, also allowing null (SQL NULL). */
+export function nullable(schema: JsonSchema): JsonSchema {
+  if (Array.isArray(schema['enum'])) {
+    const out: JsonSchema = { ...schema, enum: [...(schema['enum'] as unknown[]), null] };
+    if (typeof schema['type'] === 'string') out['type'] = [schema['type'], 'null'];
+    return out;
+  }
+  const type = schema['type'];
+  if (typeof type === 'string') return { ...schema, type: [type, 'null'] };
+  if (Array.isArray(type))
+    return type.includes('null') ? schema : { ...schema, type: [...type, 'null'] };
+  return schema; // no type: anything, null included
+}
+
+/** Follow domains to the type underneath. */
+export function resolveDomain(types: TypeMap, oid: number): PgTypeDescriptor | undefined {
+  let type = types.get(oid);
+  for (let i = 0; type?.kind === 'domain' && i < 16; i++) type = types.get(type.baseOid!);
+  return type;
+}
+
+/** pg_catalog base-type name under domains, or null for arrays, composites, enums. */
+export function baseName(types: TypeMap, oid: number): string | null {
+  const type = resolveDomain(types, oid);
+  if (!type || type.schema !== 'pg_catalog') return null;
+  return type.kind === 'base' ? type.name : null;
+}
