@@ -1,7 +1,7 @@
 // Handlers of the MCP methods, shared by both eras. Unknown names are protocol errors
 // raised before a handler runs; everything that goes wrong inside a tool becomes an
 // isError result (STYLE.md: decide tool error vs protocol error in one place).
-import { AppError, ErrorCodes, isAppError } from '../core/errors.js';
+import { ErrorCodes, isAppError } from '../core/errors.js';
 import type { ToolResult } from '../core/content.js';
 import { LOG_LEVELS, type CallContext, type LogLevel } from '../core/specs.js';
 import type { Registry } from '../tools/registry.js';
@@ -412,4 +412,3 @@ export function createFeatures(options: FeatureOptions): Features {
   };
 }
 
-export { AppError };
