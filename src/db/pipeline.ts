@@ -6,6 +6,7 @@
 import { EventEmitter } from 'node:events';
 import type pg from 'pg';
 import { createRequire } from 'node:module';
+import { AppError, ErrorCodes } from '../core/errors.js';
 
 const require = createRequire(import.meta.url);
 // pg keeps these internal; pg-cursor uses the same modules.
@@ -25,7 +26,13 @@ interface PgResult {
 }
 
 interface Connection {
-  stream: { cork?: () => void; uncork?: () => void };
+  stream: {
+    cork?: () => void;
+    uncork?: () => void;
+    on?: (event: 'data', listener: (chunk: Buffer) => void) => void;
+    off?: (event: 'data', listener: (chunk: Buffer) => void) => void;
+    destroy?: () => void;
+  };
   parse(msg: { text: string; name?: string; types?: unknown[] }): void;
   bind(msg: {
     portal?: string;
@@ -71,6 +78,53 @@ function approximateBytes(row: unknown[]): number {
     else if (typeof v === 'object') bytes += JSON.stringify(v).length + 1;
     else bytes += 12;
   }
+  return bytes;
+}
+
+/**
+ * pg buffers each server message whole before parsing it, so one huge value (a 200 MB
+ * string_agg) would sit in memory several times over before any row cap could act. Messages
+ * are framed as type byte + int32 length: watch the lengths as bytes arrive, and call
+ * `tooLarge` as soon as a header announces more than `limit` bytes.
+ */
+function watchMessageSizes(limit: number, tooLarge: (length: number) => void) {
+  const header = Buffer.alloc(5);
+  let filled = 0;
+  let remaining = 0;
+  let stopped = false;
+  return (chunk: Buffer): void => {
+    let at = 0;
+    while (!stopped && at < chunk.length) {
+      if (remaining > 0) {
+        const n = Math.min(remaining, chunk.length - at);
+        remaining -= n;
+        at += n;
+        continue;
+      }
+      const n = Math.min(5 - filled, chunk.length - at);
+      chunk.copy(header, filled, at, at + n);
+      filled += n;
+      at += n;
+      if (filled < 5) return;
+      filled = 0;
+      remaining = header.readUInt32BE(1) - 4; // the length counts itself
+      if (remaining > limit) {
+        stopped = true;
+        tooLarge(remaining);
+      }
+    }
+  };
+}
+
+/** The largest message read: values up to this size are cut to the byte cap, larger ones refused. */
+export function messageLimit(maxBytes: number): number {
+  return Math.max(16 * 1024 * 1024, 4 * maxBytes);
+}
+
+/** The size of a DataRow's values as received (text format: strings or null). */
+function rawBytes(fields: unknown[]): number {
+  let bytes = 0;
+  for (const v of fields) bytes += typeof v === 'string' ? v.length : 1;
   return bytes;
 }
 
@@ -128,6 +182,21 @@ export class PipelinedStatement extends EventEmitter {
     } finally {
       connection.stream.uncork?.();
     }
+    const { stream } = connection;
+    const limit = messageLimit(this.read.maxBytes);
+    const watch = watchMessageSizes(limit, (length) => {
+      this.error ??= new AppError(
+        ErrorCodes.RESULT_TOO_LARGE,
+        `A single row of the result is ${length} bytes, above the ${limit}-byte limit: select fewer or shorter columns (left(column, n), length(column)) or aggregate.`,
+        { category: 'input', details: { messageBytes: length, limitBytes: limit } },
+      );
+      // Closing the connection stops the transfer; pg then fails this query (handleError)
+      // and the pool discards the client.
+      stream.destroy?.();
+    });
+    stream.on?.('data', watch);
+    const unwatch = (): void => stream.off?.('data', watch);
+    this.done.then(unwatch, unwatch);
     return null;
   }
 
@@ -147,6 +216,13 @@ export class PipelinedStatement extends EventEmitter {
       this.truncatedBy = 'rows';
       return;
     }
+    if (this.kept.length === 0 && rawBytes(msg.fields) > this.read.maxBytes) {
+      // One row alone over the cap (repeat('x', 1e8)): keep it, its long values cut, so the
+      // answer stays within the cap instead of carrying hundreds of megabytes.
+      this.kept.push(this.cutRow(msg.fields));
+      this.truncatedBy = 'bytes';
+      return;
+    }
     const row = this.result.parseRow(msg.fields);
     this.bytes += approximateBytes(row);
     if (this.bytes > this.read.maxBytes && this.kept.length > 0) {
@@ -154,6 +230,21 @@ export class PipelinedStatement extends EventEmitter {
       return;
     }
     this.kept.push(row);
+  }
+
+  /** The row with each value longer than its share of the byte cap cut (and left unparsed). */
+  private cutRow(fields: unknown[]): unknown[] {
+    const share = Math.max(64, Math.floor(this.read.maxBytes / Math.max(1, fields.length)));
+    const cut = fields.map((v) => typeof v === 'string' && v.length > share);
+    const row = this.result.parseRow(fields.map((v, i) => (cut[i] ? null : v)));
+    fields.forEach((v, i) => {
+      if (!cut[i]) return;
+      const text = v as string;
+      // A fresh copy: a slice would keep the whole original string alive.
+      const kept = Buffer.from(text.slice(0, share), 'utf8').toString('utf8');
+      row[i] = `${kept}… [cut: ${share} of ${text.length} characters]`;
+    });
+    return row;
   }
 
   handleCommandComplete(msg: unknown): void {

@@ -54,9 +54,14 @@ export const DEFAULT_DENIED_FUNCTIONS: readonly string[] = [
   'pg_start_backup',
   'pg_stop_backup',
   'pg_create_*_replication_slot',
+  'pg_copy_*_replication_slot',
+  'pg_replication_slot_advance',
   'pg_drop_replication_slot',
   'pg_replication_origin_*',
   'pg_logical_emit_message',
+  // not stopped by READ ONLY either: server-wide statistics and the server log
+  'pg_stat_reset*',
+  'pg_log_backend_memory_contexts',
   'pg_notify',
   'pg_advisory_*',
   'pg_try_advisory_*',
@@ -180,6 +185,8 @@ interface Walk {
   writes: boolean;
   locking: boolean;
   into: boolean;
+  /** Names after a dot (`x.name`, `(expr).name`): PostgreSQL may read them as name(x). */
+  attributes: string[];
 }
 
 function walk(node: unknown, out: Walk): void {
@@ -204,6 +211,14 @@ function walk(node: unknown, out: Walk): void {
         (f) => ('A_Star' in f ? '*' : (f['String']?.sval ?? '')),
       );
       out.columns.push(fields);
+      for (const field of fields.slice(1)) {
+        if (field !== '*') out.attributes.push(field.toLowerCase());
+      }
+    } else if (key === 'A_Indirection' && typeof value === 'object' && value !== null) {
+      const { indirection } = value as { indirection?: { String?: { sval?: string } }[] };
+      for (const item of indirection ?? []) {
+        if (item.String?.sval) out.attributes.push(item.String.sval.toLowerCase());
+      }
     } else if (key === 'FuncCall' && typeof value === 'object' && value !== null) {
       const parts = ((value as { funcname?: { String?: { sval?: string } }[] }).funcname ?? [])
         .map((p) => p.String?.sval)
@@ -299,10 +314,13 @@ function judge(sql: string, options: GuardOptions): GuardResult {
     writes: false,
     locking: false,
     into: false,
+    attributes: [],
   };
   walk(body, out);
   const isDenied = deniedMatcher(options.deniedFunctions);
-  const denied = [...new Set(out.functions.filter(isDenied))];
+  // Attribute notation calls a function too: ('/etc/passwd'::text).pg_read_file is
+  // pg_read_file('/etc/passwd'). A column named like a denied function must be unqualified.
+  const denied = [...new Set([...out.functions, ...out.attributes].filter(isDenied))];
   if (denied.length > 0) {
     throw invalid(
       `Refused: the function${denied.length > 1 ? 's' : ''} ${denied.join(', ')} ${denied.length > 1 ? 'are' : 'is'} not allowed (side effects or access outside the database).`,

@@ -7,13 +7,15 @@ import type { Database } from '../../db/database.js';
 import { loadSqlParser } from '../sql-guard.js';
 import { catalogIsStale, locateRelation } from './locate.js';
 import {
+  invalidInput,
   notFound,
   plural,
   readOnlyAnnotations,
   readOnlyCall,
   sameLexerAsParser,
 } from './support.js';
-import { buildCountSql } from './where-clause.js';
+import { nameMatcher, nameParts, tryParse, visitNodes } from './parse-tree.js';
+import { buildCountSql, COUNT_FILTER_DENIED_FUNCTIONS } from './where-clause.js';
 
 export interface CountRowsDeps {
   db: Database;
@@ -34,6 +36,28 @@ const DESCRIPTION = [
 // call a user-defined function that reads other tables.
 const RESTRICT_SEARCH_PATH =
   "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)";
+
+/**
+ * `(expr).name` is PostgreSQL's attribute notation for name(expr): ((id::bigint)).pg_advisory_lock
+ * takes a session lock. Hold such names to the same deny-list as function calls.
+ */
+function refuseAttributeCalls(sql: string, deniedFunctions: readonly string[]): void {
+  const isDenied = nameMatcher([...deniedFunctions, ...COUNT_FILTER_DENIED_FUNCTIONS]);
+  const parsed = tryParse(sql);
+  const names: string[] = [];
+  if (parsed.ok) {
+    visitNodes(parsed.tree, (type, body) => {
+      if (type === 'A_Indirection') {
+        names.push(...nameParts((body as { indirection?: unknown }).indirection).filter(isDenied));
+      }
+    });
+  }
+  if (names.length > 0) {
+    throw invalidInput(
+      `Refused where: the function ${[...new Set(names)].join(', ')} is not allowed here (written as (value).${names[0]}). Pass ONE boolean expression over this table's columns.`,
+    );
+  }
+}
 
 export function createCountRowsTool(deps: CountRowsDeps): ToolSpec {
   const { db, catalog } = deps;
@@ -99,6 +123,7 @@ export function createCountRowsTool(deps: CountRowsDeps): ToolSpec {
               where,
               deps.deniedFunctions,
             );
+            refuseAttributeCalls(sql, deps.deniedFunctions);
             await sameLexerAsParser(client);
             await client.query(RESTRICT_SEARCH_PATH);
             // Extended protocol: the server itself refuses more than one statement.

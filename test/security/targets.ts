@@ -1,0 +1,160 @@
+// The deployments the corpus runs against: a real PostgreSQL (as the non-superuser pgmcp_test
+// role, or as a superuser — the worst case, where only the transaction mode and the parser
+// stand between a statement and the server's files and processes) and the embedded PGlite.
+// Each gets a database of its own whose default is standard_conforming_strings = off, so the
+// lexer tricks meet a server that would read backslashes the old way unless pgmcp says otherwise.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { pino } from 'pino';
+import { startEmbedded } from '../../src/db/embedded/index.js';
+import { TEST_ROLE, uniqueSchemaName, withClient, type RealPostgres } from '../helpers/postgres.js';
+import { fixtureSql, securityServerEnv, snapshotSql, startTarget, type Target } from './harness.js';
+
+const SCHEMA = 'sec';
+/** Created where the server has them: pg_trgm for the legitimate list, dblink for the hostile one. */
+const EXTENSIONS = ['pg_trgm', 'dblink'];
+
+function withDatabase(url: string, database: string, applicationName?: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  if (applicationName) u.searchParams.set('application_name', applicationName);
+  return u.toString();
+}
+
+async function connect(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  client.on('error', () => undefined); // a terminated victim shows up in the checks instead
+  await client.connect();
+  return client;
+}
+
+export async function postgresTarget(
+  info: RealPostgres,
+  mode: 'role' | 'superuser',
+): Promise<Target> {
+  const database = uniqueSchemaName(mode === 'role' ? 'pgmcp_sec_role' : 'pgmcp_sec_super');
+  await withClient(info.adminUrl, (c) => c.query(`CREATE DATABASE ${database}`));
+  const clients: pg.Client[] = [];
+  const cleanup = async (): Promise<void> => {
+    for (const client of clients) await client.end().catch(() => undefined);
+    await withClient(info.adminUrl, (c) =>
+      c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
+    );
+  };
+  try {
+    const admin = await connect(withDatabase(info.adminUrl, database, 'pgmcp_sec_admin'));
+    clients.push(admin);
+    const me = (
+      await admin.query<{ name: string; superuser: boolean }>(
+        'SELECT rolname AS name, rolsuper AS superuser FROM pg_roles WHERE rolname = current_user',
+      )
+    ).rows[0]!;
+    if (mode === 'superuser' && !me.superuser) {
+      throw new Error(`the superuser suite needs a superuser admin URL; ${me.name} is not one`);
+    }
+    const available = (
+      await admin.query<{ name: string }>(
+        'SELECT name FROM pg_available_extensions WHERE name = ANY ($1)',
+        [EXTENSIONS],
+      )
+    ).rows.map((r) => r.name);
+    for (const name of available) await admin.query(`CREATE EXTENSION ${name}`);
+    await admin.query(fixtureSql(SCHEMA));
+    const role = mode === 'role' ? info.role : me.name;
+    if (mode === 'role' && info.role === TEST_ROLE) {
+      await admin.query(`GRANT USAGE ON SCHEMA ${SCHEMA} TO ${TEST_ROLE}`);
+      await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${SCHEMA} TO ${TEST_ROLE}`);
+    }
+    await admin.query(`ALTER DATABASE ${database} SET standard_conforming_strings = off`);
+    // The server's connections are recognisable from outside by their application_name.
+    const serverUrl = withDatabase(mode === 'role' ? info.url : info.adminUrl, database, database);
+    const victim = await connect(
+      withDatabase(mode === 'role' ? info.url : info.adminUrl, database, 'pgmcp_sec_victim'),
+    );
+    clients.push(victim);
+    const victimPid = (await victim.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))
+      .rows[0]!.pid;
+    return await startTarget({
+      kind: 'postgres',
+      label: `PostgreSQL as ${mode === 'role' ? `the non-superuser ${role}` : `the superuser ${role}`}`,
+      role,
+      schema: SCHEMA,
+      database,
+      extensions: available,
+      // One pooled connection: the probe after a hostile call runs in the same session.
+      serverArgs: ['--database', serverUrl],
+      env: securityServerEnv({ PGMCP_POOL_SIZE: '1' }),
+      victimPid,
+      snapshot: async () =>
+        (await admin.query(snapshotSql(SCHEMA, role))).rows[0] as Record<string, unknown>,
+      async checkOutside() {
+        // The backend hostile calls tried to terminate still answers.
+        await victim.query('SELECT 1');
+        // No advisory lock and no open transaction is left on the server's connections.
+        const { rows } = await admin.query<{ locks: number; open: number }>(
+          `SELECT (SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                    WHERE a.application_name = $1 AND l.locktype = 'advisory')::int AS locks,
+                  (SELECT count(*) FROM pg_stat_activity
+                    WHERE application_name = $1 AND state LIKE 'idle in transaction%')::int AS open`,
+          [database],
+        );
+        if (rows[0]!.locks !== 0 || rows[0]!.open !== 0) {
+          throw new Error(`server backends keep state: ${JSON.stringify(rows[0])}`);
+        }
+      },
+      cleanup,
+    });
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+export async function embeddedTarget(): Promise<Target> {
+  const root = mkdtempSync(join(tmpdir(), 'pgmcp-sec-embedded-'));
+  const dataDir = join(root, 'data');
+  const cleanup = async (): Promise<void> => rmSync(root, { recursive: true, force: true });
+  try {
+    const db = await startEmbedded({ dataDir, seedDemo: false, logger: pino({ level: 'silent' }) });
+    let available: string[] = [];
+    try {
+      const client = new pg.Client({ ...db.connection });
+      await client.connect();
+      try {
+        available = (
+          await client.query<{ name: string }>(
+            'SELECT name FROM pg_available_extensions WHERE name = ANY ($1)',
+            [EXTENSIONS],
+          )
+        ).rows.map((r) => r.name);
+        for (const name of available) await client.query(`CREATE EXTENSION ${name}`);
+        await client.query(fixtureSql(SCHEMA));
+        // PGlite's one backend ignores per-database settings; the server-wide one reaches it.
+        await client.query('ALTER SYSTEM SET standard_conforming_strings = off');
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await db.stop();
+    }
+    return await startTarget({
+      kind: 'embedded',
+      label: 'the embedded PGlite (one shared session, superuser)',
+      role: 'postgres',
+      schema: SCHEMA,
+      database: 'postgres',
+      extensions: available,
+      serverArgs: ['--data-dir', dataDir],
+      env: securityServerEnv(),
+      victimPid: null,
+      // Nothing else may open the data directory: the state is read through the server.
+      snapshot: null,
+      cleanup,
+    });
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
