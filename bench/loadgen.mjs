@@ -7,7 +7,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { KV_ROWS, KV_SQL, MODERN_META } from './shared.mjs';
+import { KV_ROUTINE, KV_ROUTINE_SQL, KV_ROWS, KV_SQL, MODERN_META } from './shared.mjs';
 
 const REQUEST_TIMEOUT_MS = 10_000;
 const MAX_ERRORS = 50;
@@ -74,6 +74,24 @@ const OPS = {
       const row = result.structuredContent?.rows?.[0];
       if (!Array.isArray(row) || row[0] !== key || row[1] !== `value-${key}`) {
         fail(`wrong row for key ${key}: ${JSON.stringify(row)}`);
+      }
+    },
+  },
+  'tools/call-routine': {
+    body: (id, key) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: KV_ROUTINE, arguments: { key } },
+      }),
+    check: (text, id, key) => {
+      const result = resultOf(text, id);
+      if (result.isError === true) fail(`tool error: ${JSON.stringify(result.content)}`);
+      const items = result.structuredContent?.items;
+      if (!Array.isArray(items) || items.length !== 1) fail(`items: ${JSON.stringify(items)}`);
+      if (items[0].id !== key || items[0].val !== `value-${key}`) {
+        fail(`wrong row for key ${key}: ${JSON.stringify(items[0])}`);
       }
     },
   },
@@ -177,6 +195,12 @@ async function pgStep(spec) {
     checkRow(result.rows[0], key);
   };
 
+  // The annotated function, called the way an application would call it directly.
+  const routine = async (key) => {
+    const result = await pool.query({ text: KV_ROUTINE_SQL, values: [key], rowMode: 'array' });
+    checkRow(result.rows[0], key);
+  };
+
   // pgmcp's own statement path (src/db/database.ts runStatement: the transaction-local
   // settings and the statement pipelined before one Sync) without HTTP, MCP or the parser.
   const db =
@@ -217,7 +241,7 @@ async function pgStep(spec) {
     checkRow(result.rows[0], key);
   };
 
-  const run = spec.mode === 'tx' ? transaction : plain;
+  const run = spec.mode === 'tx' ? transaction : spec.mode === 'routine' ? routine : plain;
   return {
     async once(worker, seq) {
       await run(keyFor(worker, seq));

@@ -8,7 +8,8 @@
 //   BENCH_WARMUP_SECONDS   warm-up seconds per cell (default min(2, BENCH_SECONDS))
 //   BENCH_ROUNDS           rounds over all cells, order reversed every other round (default 2)
 //   BENCH_CONCURRENCY      comma list (default 1,8,32)
-//   BENCH_ONLY             comma list of variant keys (echo,ping,list,list-modern,call,raw,raw-tx)
+//   BENCH_ONLY             comma list of variant keys
+//                          (echo,ping,list,list-modern,call,raw,raw-tx,routine,raw-routine)
 //   BENCH_VALIDATE_EVERY   parse and check every Nth HTTP answer in full (default 8; 1 = all)
 //   BENCH_DATABASE_URL     default postgres://postgres@127.0.0.1:5432/test
 //   BENCH_PROFILE=1        run pgmcp under --cpu-prof and print where its time went
@@ -100,6 +101,20 @@ const VARIANTS = [
     era: 'legacy',
   },
   { key: 'raw', label: `raw pg.Pool(${POOL_SIZE}) same lookup`, kind: 'pg', mode: 'plain' },
+  {
+    key: 'routine',
+    label: 'pgmcp tools/call kv_get (@mcp STABLE fn)',
+    kind: 'http',
+    server: 'pgmcp',
+    op: 'tools/call-routine',
+    era: 'legacy',
+  },
+  {
+    key: 'raw-routine',
+    label: `raw pg.Pool(${POOL_SIZE}) select * from kv_get($1)`,
+    kind: 'pg',
+    mode: 'routine',
+  },
   { key: 'raw-tx', label: 'pgmcp db layer only (1 trip, no HTTP/MCP)', kind: 'pg', mode: 'tx' },
 ];
 const only = process.env.BENCH_ONLY?.split(',')
@@ -323,6 +338,14 @@ async function createFixture() {
       [KV_ROWS],
     );
     await client.query(`analyze ${KV_SCHEMA}.bench_kv`);
+    // The `routine` variant: a STABLE annotated function pgmcp serves as the tool kv_get.
+    await client.query(
+      `create function ${KV_SCHEMA}.kv_get(key int) returns table (id int, val text)
+       language sql stable as $$ select b.id, b.val from ${KV_SCHEMA}.bench_kv b where b.id = key $$`,
+    );
+    await client.query(
+      `comment on function ${KV_SCHEMA}.kv_get(int) is '@mcp Point lookup in bench_kv (bench).'`,
+    );
     const { rows } = await client.query('show server_version');
     return rows[0].server_version;
   });
@@ -512,7 +535,7 @@ async function main() {
         });
         const d = closed ? cpuDeltas(closed.start, closed.end) : {};
         const server = variant.kind === 'pg' ? null : variant.server === 'echo' ? 'echo' : 'pgmcp';
-        const usesDb = variant.key === 'call' || variant.kind === 'pg';
+        const usesDb = variant.key === 'call' || variant.key === 'routine' || variant.kind === 'pg';
         const cell = {
           round,
           variant: variant.key,
@@ -589,6 +612,7 @@ async function main() {
     callVsRaw: {},
     callVsRawTx: {},
     rawTxVsRaw: {},
+    routineVsRaw: {},
   };
   for (const c of concurrencies) {
     if (has('list') && has('echo')) ratios.listVsEcho[c] = ratio('list', 'echo', c);
@@ -598,6 +622,8 @@ async function main() {
     if (has('call') && has('raw')) ratios.callVsRaw[c] = ratio('call', 'raw', c);
     if (has('call') && has('raw-tx')) ratios.callVsRawTx[c] = ratio('call', 'raw-tx', c);
     if (has('raw-tx') && has('raw')) ratios.rawTxVsRaw[c] = ratio('raw-tx', 'raw', c);
+    if (has('routine') && has('raw-routine'))
+      ratios.routineVsRaw[c] = ratio('routine', 'raw-routine', c);
   }
   const minC = Math.min(...concurrencies);
   const callOverheadP50 = has('call') && has('raw') ? p50Overhead('call', 'raw', minC) : null;
@@ -614,6 +640,12 @@ async function main() {
       value: minC === 1 ? callOverheadP50 : null,
     },
   };
+  targets.routineVsRawAt32 = {
+    target: '>= 0.75 (issue 4, not enforced)',
+    value: ratios.routineVsRaw[32] ?? null,
+  };
+  targets.routineVsRawAt32.pass =
+    targets.routineVsRawAt32.value === null ? null : targets.routineVsRawAt32.value >= 0.75;
   targets.listVsEchoAt32.pass =
     targets.listVsEchoAt32.value === null ? null : targets.listVsEchoAt32.value >= 0.6;
   targets.callVsRawAt32.pass =
@@ -672,6 +704,8 @@ async function main() {
   if (Object.keys(ratios.callVsRawTx).length)
     row('tools/call / pgmcp db layer alone', ratios.callVsRawTx);
   if (Object.keys(ratios.rawTxVsRaw).length) row('pgmcp db layer / raw pg.Pool', ratios.rawTxVsRaw);
+  if (Object.keys(ratios.routineVsRaw).length)
+    row('tools/call kv_get / raw select kv_get', ratios.routineVsRaw);
   if (callOverheadP50 !== null)
     lines.push(
       `  p50 overhead tools/call − raw pg.Pool at C=${minC}: ${fixed(callOverheadP50, 3)} ms`,
@@ -690,6 +724,9 @@ async function main() {
   );
   lines.push(
     `  tools/call p50 overhead at C=1   ${fixed(targets.callP50OverheadAt1Ms.value, 3)} ms (issue 3: ≤ 0.5 ms, reported only)  ${verdict(targets.callP50OverheadAt1Ms.pass)}`,
+  );
+  lines.push(
+    `  routine tools/call / raw at C=32 ${fixed(targets.routineVsRawAt32.value, 2)}×  (issue 4: ≥ 0.75×, reported only)  ${verdict(targets.routineVsRawAt32.pass)}`,
   );
   if (maxC !== 32)
     lines.push(`  (C=32 not measured: BENCH_CONCURRENCY=${concurrencies.join(',')})`);

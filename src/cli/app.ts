@@ -9,13 +9,9 @@ import { registerConformanceFixtures } from '../tools/conformance/index.js';
 import { createCatalog } from '../catalog/index.js';
 import { createAccessPolicy } from '../tools/access-policy.js';
 import { registerBuiltins } from '../tools/builtin/index.js';
-import { loadRoutineTools } from '../tools/routines/index.js';
-import {
-  addRegistryHandlers,
-  createExchangeLog,
-  loadRegistryHandlers,
-  type ExchangeLog,
-} from '../tools/handlers/index.js';
+import { startCatalogWatch } from '../catalog/watch.js';
+import { createExchangeLog } from '../tools/handlers/index.js';
+import { createLiveCatalog, nameClashError } from '../tools/live-catalog.js';
 import { createRegistry, type Registry } from '../tools/registry.js';
 import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../tools/sql-guard.js';
 import { VERSION } from './version.js';
@@ -75,13 +71,47 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     deniedFunctions,
     showQueryText: config.database.showQueryText,
   });
-  await registerRoutines(registry, db, config, logger);
-  const exchangeLog = createExchangeLog(db, {
-    logArguments: false,
-    onError: (error) =>
-      logger.warn({ err: { message: error.message } }, 'exchange log write failed'),
+  // Routines and registry handlers: loaded now, and again whenever the database says they
+  // changed (NOTIFY from an event trigger, or a TTL poll where none can be installed).
+  const live = createLiveCatalog({
+    db,
+    registry,
+    catalog,
+    logger,
+    routines: {
+      allowWrites: config.database.allowWrites,
+      statementTimeoutMs: config.database.statementTimeoutMs,
+      maxRows: config.database.maxRows,
+      maxResultBytes: config.database.maxResultBytes,
+    },
+    handlers: {
+      statementTimeoutMs: config.database.statementTimeoutMs,
+      allowWrites: config.database.allowWrites,
+    },
   });
-  await registerSqlHandlers(registry, db, config, logger, exchangeLog);
+  const first = await live.reload('start');
+  if (first.clashes.length > 0) {
+    await db.close();
+    throw nameClashError(first.clashes);
+  }
+  // Every answered request goes to mcp.exchange, from the dispatcher (so registry handlers do
+  // not log their own calls): only where the registry schema exists to hold it.
+  const exchangeLog =
+    config.database.exchangeLog.enabled && (await registryInstalled(db))
+      ? createExchangeLog(db, {
+          logArguments: config.database.exchangeLog.logArguments,
+          onError: (error) =>
+            logger.warn({ err: { message: error.message } }, 'exchange log write failed'),
+        })
+      : null;
+  const watch = startCatalogWatch({
+    db,
+    logger,
+    ttlMs: CATALOG_TTL_MS,
+    // Serving never changes the database: the trigger is installed by `pgmcp install`.
+    installTrigger: false,
+    onChange: (reason) => live.reload(reason).then(() => undefined),
+  });
   if (config.server.conformance) registerConformanceFixtures(registry);
   const shutdown = new AbortController();
   const dispatcher = createDispatcher({
@@ -92,6 +122,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     instructions: config.server.instructions,
     toolDescriptionSuffix: config.server.toolDescriptionSuffix,
     signer,
+    ...(exchangeLog ? { onExchange: (event) => exchangeLog.record(event) } : {}),
   });
   return {
     config,
@@ -101,60 +132,21 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     shutdown,
     async close() {
       shutdown.abort();
-      await exchangeLog.close();
+      await watch.stop();
+      await exchangeLog?.close();
       await db.close();
     },
   };
 }
 
-/**
- * Functions and procedures annotated `@mcp` become tools. A database that cannot be read at
- * start (down, or a role without catalog access) leaves them out with a warning.
- */
-async function registerRoutines(registry: Registry, db: Database, config: Config, logger: Logger) {
-  let tools;
+/** Whether the SQL handler registry (schema mcp, with its exchange table) is installed. */
+async function registryInstalled(db: Database): Promise<boolean> {
   try {
-    tools = await loadRoutineTools(db, {
-      allowWrites: config.database.allowWrites,
-      statementTimeoutMs: config.database.statementTimeoutMs,
-      warn: (message) => logger.warn(message),
-    });
-  } catch (error) {
-    logger.warn({ err: { message: (error as Error).message } }, 'annotated routines not loaded');
-    return;
-  }
-  for (const tool of tools) {
-    try {
-      registry.addTool(tool);
-    } catch (error) {
-      // A routine whose tool name is already taken (e.g. by a built-in) is left out.
-      logger.warn(
-        { err: { message: (error as Error).message } },
-        'annotated routine not registered',
-      );
-    }
-  }
-}
-
-/** Handlers written in SQL (`pgmcp install`, then mcp.create_or_replace_handler). */
-async function registerSqlHandlers(
-  registry: Registry,
-  db: Database,
-  config: Config,
-  logger: Logger,
-  exchangeLog: ExchangeLog,
-) {
-  try {
-    const handlers = await loadRegistryHandlers(db, {
-      statementTimeoutMs: config.database.statementTimeoutMs,
-      allowWrites: config.database.allowWrites,
-      exchangeLog,
-    });
-    if (!handlers.installed) return;
-    addRegistryHandlers(registry, handlers, (what, error) =>
-      logger.warn({ err: { message: error.message } }, `registry handler skipped: ${what}`),
+    const { rows } = await db.pool.query<{ ok: boolean }>(
+      "SELECT to_regclass('mcp.exchange') IS NOT NULL AS ok",
     );
-  } catch (error) {
-    logger.warn({ err: { message: (error as Error).message } }, 'SQL handlers not loaded');
+    return rows[0]?.ok === true;
+  } catch {
+    return false;
   }
 }

@@ -5,6 +5,7 @@ import { redactUrl, type Config } from '../config/index.js';
 import { applyRegistryScripts, pgRunner } from '../tools/handlers/install.js';
 import { createDatabase } from '../db/database.js';
 import { createLogger } from './logger.js';
+import { installCatalogTrigger } from '../catalog/watch.js';
 
 export async function install(config: Config): Promise<number> {
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
@@ -35,6 +36,13 @@ export async function install(config: Config): Promise<number> {
       outcome.applied.length > 0
         ? `applied: ${outcome.applied.join(', ')}`
         : 'already up to date; nothing applied',
+    );
+    // The event trigger that tells a running pgmcp about DDL (else it polls).
+    const trigger = await installCatalogTrigger(client);
+    out(
+      trigger === 'installed'
+        ? 'change notifications: event trigger pgmcp_watch installed (running servers reload on DDL)'
+        : 'change notifications: this role may not create event triggers; servers will poll for changes',
     );
     return 0;
   } finally {

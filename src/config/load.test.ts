@@ -73,6 +73,7 @@ describe('loadConfig defaults', () => {
         maxPlanCost: null,
         maxPlanRows: null,
         showQueryText: false,
+        exchangeLog: { enabled: true, logArguments: false },
       },
       embedded: { dataDir: '/srv/app/.pgmcp/data', demo: true },
       log: { level: 'info' },

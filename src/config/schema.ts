@@ -117,6 +117,12 @@ const databaseSchema = section({
   maxPlanRows: z.number({ error: 'expected a number or null' }).positive().nullable().default(null),
   /** Show other sessions' SQL text in pg://stat/activity. */
   showQueryText: bool().default(false),
+  /** One row per answered request in mcp.exchange, where the registry schema is installed. */
+  exchangeLog: section({
+    enabled: bool().default(true),
+    /** Store tool and prompt arguments too (they may hold personal data). */
+    logArguments: bool().default(false),
+  }).prefault({}),
 }).superRefine((db, ctx) => {
   if (db.defaultRows > db.maxRows) {
     ctx.addIssue({

@@ -81,6 +81,11 @@ export interface ToolSpec {
   inputSchema: JsonSchema;
   outputSchema?: JsonSchema;
   annotations?: ToolAnnotations;
+  /**
+   * Whether this caller may see it in lists (and call it). Absent: everyone. Lists that hold any
+   * item with visibleTo are per-caller (modern-era cacheScope 'private').
+   */
+  visibleTo?(principal: Principal): boolean;
   /** Arguments have been validated against inputSchema (omitted arguments arrive as {}). */
   call(args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult>;
 }
@@ -91,6 +96,11 @@ export interface ResourceSpec {
   title?: string;
   description?: string;
   mimeType?: string;
+  /**
+   * Whether this caller may see it in lists (and call it). Absent: everyone. Lists that hold any
+   * item with visibleTo are per-caller (modern-era cacheScope 'private').
+   */
+  visibleTo?(principal: Principal): boolean;
   read(ctx: CallContext): Promise<ResourceReadResult>;
 }
 
@@ -106,6 +116,11 @@ export interface ResourceTemplateSpec {
   title?: string;
   description?: string;
   mimeType?: string;
+  /**
+   * Whether this caller may see it in lists (and call it). Absent: everyone. Lists that hold any
+   * item with visibleTo are per-caller (modern-era cacheScope 'private').
+   */
+  visibleTo?(principal: Principal): boolean;
   /** Returns the template variables if the URI belongs to this template, else null. */
   match(uri: string): Record<string, string> | null;
   read(uri: string, vars: Record<string, string>, ctx: CallContext): Promise<ResourceReadResult>;
@@ -127,6 +142,11 @@ export interface PromptSpec {
   title?: string;
   description?: string;
   arguments?: PromptArgumentSpec[];
+  /**
+   * Whether this caller may see it in lists (and call it). Absent: everyone. Lists that hold any
+   * item with visibleTo are per-caller (modern-era cacheScope 'private').
+   */
+  visibleTo?(principal: Principal): boolean;
   get(args: Record<string, string>, ctx: CallContext): Promise<PromptResult>;
   complete?(
     argument: string,

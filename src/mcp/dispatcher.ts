@@ -3,6 +3,7 @@
 // checked, dispatched, and its outcome mapped to a JSON-RPC result or error in one place.
 import type { Logger } from 'pino';
 import { isAppError } from '../core/errors.js';
+import type { Principal } from '../core/principal.js';
 import type { Registry } from '../tools/registry.js';
 import type { Exchange } from './exchange.js';
 import {
@@ -29,11 +30,28 @@ import { listen, parseListenFilter } from './subscriptions.js';
 
 export type Era = 'legacy' | 'modern';
 
+/** One answered request, as the exchange log records it. */
+export interface ExchangeEvent {
+  principal: Principal;
+  method: string;
+  /** The tool or prompt name, or the URI read; null for other methods. */
+  name: string | null;
+  durationMs: number;
+  /** 'error' for a JSON-RPC error and for a tool result with isError. */
+  outcome: 'ok' | 'error';
+  /** JSON-RPC error code, or the SQLSTATE / PGMCP code behind a tool error; null when ok. */
+  errorCode: string | number | null;
+  /** The tool or prompt arguments as sent (the log stores them only when told to). */
+  args?: unknown;
+}
+
 export interface DispatcherOptions extends FeatureOptions {
   registry: Registry;
   logger: Logger;
   /** Aborted at shutdown: ends long-lived subscriptions/listen requests gracefully. */
   shutdown?: AbortSignal;
+  /** Called after every request is answered (never for notifications). Must not throw. */
+  onExchange?(event: ExchangeEvent): void;
 }
 
 export interface Outcome {
@@ -68,6 +86,40 @@ interface MethodDef {
 const LEGACY_ONLY: readonly Era[] = ['legacy'];
 const BOTH: readonly Era[] = ['legacy', 'modern'];
 const MODERN_ONLY: readonly Era[] = ['modern'];
+
+/** What the exchange log records of one answered request. */
+function exchangeEvent(
+  request: JsonRpcRequest,
+  exchange: Exchange,
+  outcome: Outcome,
+  note: NonNullable<RequestScope['note']>,
+  started: number,
+): ExchangeEvent {
+  const params = request.params ?? {};
+  const named =
+    request.method === 'resources/read'
+      ? params['uri']
+      : request.method === 'tools/call' || request.method === 'prompts/get'
+        ? params['name']
+        : undefined;
+  const response = outcome.response;
+  let failed = 'error' in response;
+  let errorCode: string | number | null = 'error' in response ? response.error.code : null;
+  if (!failed && 'result' in response && response.result['isError'] === true) {
+    failed = true;
+    errorCode = note.errorCode ?? null;
+  }
+  const event: ExchangeEvent = {
+    principal: exchange.principal,
+    method: request.method,
+    name: typeof named === 'string' ? named : null,
+    durationMs: performance.now() - started,
+    outcome: failed ? 'error' : 'ok',
+    errorCode,
+  };
+  if (params['arguments'] !== undefined) event.args = params['arguments'];
+  return event;
+}
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { logger } = options;
@@ -160,7 +212,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return { capabilities, logLevel: (level as LogLevel | undefined) ?? null, version };
   };
 
-  const run = async (request: JsonRpcRequest, exchange: Exchange): Promise<Outcome> => {
+  const run = async (
+    request: JsonRpcRequest,
+    exchange: Exchange,
+    note: RequestScope['note'],
+  ): Promise<Outcome> => {
     const era = eraOf(request, exchange);
     const params = request.params ?? {};
     const def = table[request.method];
@@ -177,6 +233,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         clientCapabilities: envelope.capabilities,
         logLevel: envelope.logLevel,
         protocolVersion: envelope.version,
+        note,
       };
     } else {
       const session = exchange.session;
@@ -196,6 +253,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         clientCapabilities: session.clientCapabilities,
         logLevel: session.logLevel ?? 'info',
         protocolVersion: session.protocolVersion ?? '',
+        note,
       };
     }
     const result = await def.handler(params, scope);
@@ -209,37 +267,55 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return { response: resultResponse(request.id, result), status: 200 };
   };
 
+  /** Runs a request and maps whatever it threw to the JSON-RPC answer, in one place. */
+  const answer = async (
+    request: JsonRpcRequest,
+    exchange: Exchange,
+    note: RequestScope['note'],
+  ): Promise<Outcome> => {
+    try {
+      return await run(request, exchange, note);
+    } catch (error) {
+      if (error instanceof RpcError) {
+        const body: { code: number; message: string; data?: unknown } = {
+          code: error.code,
+          message: error.message,
+        };
+        if (error.data !== undefined) body.data = error.data;
+        const modern = eraOf(request, exchange) === 'modern';
+        return {
+          response: errorResponse(request.id, body),
+          status: modern || error.code === RpcCodes.HEADER_MISMATCH ? error.httpStatus : 200,
+        };
+      }
+      const ref = `${Date.now().toString(36)}-${String(request.id).slice(0, 16)}`;
+      logger.error({ err: error, method: request.method, ref }, 'request failed');
+      const message =
+        isAppError(error) && error.category !== 'internal'
+          ? error.message
+          : `Internal error (reference ${ref}).`;
+      return {
+        response: errorResponse(request.id, { code: RpcCodes.INTERNAL_ERROR, message }),
+        status: 200,
+      };
+    }
+  };
+
   return {
     eraOf,
     capabilities: features.capabilities,
     serverInfo: features.serverInfo,
     async handleRequest(request, exchange) {
+      if (!options.onExchange) return answer(request, exchange, undefined);
+      const started = performance.now();
+      const note: NonNullable<RequestScope['note']> = {};
+      const outcome = await answer(request, exchange, note);
       try {
-        return await run(request, exchange);
+        options.onExchange(exchangeEvent(request, exchange, outcome, note, started));
       } catch (error) {
-        if (error instanceof RpcError) {
-          const body: { code: number; message: string; data?: unknown } = {
-            code: error.code,
-            message: error.message,
-          };
-          if (error.data !== undefined) body.data = error.data;
-          const modern = eraOf(request, exchange) === 'modern';
-          return {
-            response: errorResponse(request.id, body),
-            status: modern || error.code === RpcCodes.HEADER_MISMATCH ? error.httpStatus : 200,
-          };
-        }
-        const ref = `${Date.now().toString(36)}-${String(request.id).slice(0, 16)}`;
-        logger.error({ err: error, method: request.method, ref }, 'request failed');
-        const message =
-          isAppError(error) && error.category !== 'internal'
-            ? error.message
-            : `Internal error (reference ${ref}).`;
-        return {
-          response: errorResponse(request.id, { code: RpcCodes.INTERNAL_ERROR, message }),
-          status: 200,
-        };
+        logger.warn({ err: error }, 'exchange hook failed');
       }
+      return outcome;
     },
     handleNotification(notification, exchange) {
       const params = notification.params ?? {};

@@ -3,6 +3,7 @@
 // isError result (STYLE.md: decide tool error vs protocol error in one place).
 import { ErrorCodes, isAppError } from '../core/errors.js';
 import type { ToolResult } from '../core/content.js';
+import type { Principal } from '../core/principal.js';
 import { LOG_LEVELS, type CallContext, type LogLevel } from '../core/specs.js';
 import type { Registry } from '../tools/registry.js';
 import { buildContext, progressTokenOf } from './call-context.js';
@@ -37,6 +38,8 @@ export interface RequestScope {
   clientCapabilities: Record<string, unknown>;
   logLevel: LogLevel | null;
   protocolVersion: string;
+  /** Filled in for the exchange log: the code behind a tool error (SQLSTATE or PGMCP code). */
+  note?: { errorCode?: string | number } | undefined;
 }
 
 type Handler = (
@@ -62,6 +65,43 @@ export interface Features {
   complete: Handler;
 }
 
+/**
+ * -32001 from a tool, resource or prompt (not from HTTP authentication, which answers 401 with
+ * WWW-Authenticate before the dispatcher runs): in the 2026-07-28 era HTTP 400, like the era's
+ * other request errors, so clients read the JSON-RPC error (SDK clients treat a 401 or 403 as
+ * an authorization challenge and never show the body).
+ */
+const AUTH_REQUIRED_STATUS = 400;
+
+/** Anything a list holds: it may be shown to some callers only. */
+interface Gated {
+  visibleTo?(principal: Principal): boolean;
+}
+
+const canSee = (item: Gated, principal: Principal): boolean =>
+  item.visibleTo === undefined || item.visibleTo(principal);
+
+/**
+ * A hidden item called by name. A caller without an identity is told to authenticate (-32001,
+ * as for a requiresAuth handler or an @authorize routine it can see); signing in may reveal it.
+ * An identified caller who still may not see it gets the unknown-name answer: nothing it can
+ * do would change that, so the name's existence is not confirmed.
+ */
+function hiddenError(
+  kind: string,
+  name: string,
+  principal: Principal,
+  unknown: RpcError,
+): RpcError {
+  if (principal.kind !== 'anonymous' && principal.userId !== null) return unknown;
+  return new RpcError(
+    RpcCodes.AUTH_REQUIRED,
+    `Authentication required: the ${kind} ${name} needs an authenticated caller.`,
+    undefined,
+    AUTH_REQUIRED_STATUS,
+  );
+}
+
 function requireString(params: Record<string, unknown>, key: string): string {
   const value = params[key];
   if (typeof value !== 'string' || value === '') {
@@ -82,6 +122,23 @@ export function createFeatures(options: FeatureOptions): Features {
     prompts: { listChanged: true },
     completions: {},
     logging: {},
+  };
+
+  // Whether a list snapshot holds any per-caller item; the registry's snapshots are rebuilt
+  // only when a list changes, so this is computed once per snapshot.
+  const gatedLists = new WeakMap<readonly Gated[], boolean>();
+  /** What this caller may see of a list (order kept), and the cache scope that answer needs. */
+  const visible = <T extends Gated>(
+    items: readonly T[],
+    principal: Principal,
+  ): { items: readonly T[]; cacheScope: 'public' | 'private' } => {
+    let gated = gatedLists.get(items);
+    if (gated === undefined) {
+      gated = items.some((item) => item.visibleTo !== undefined);
+      gatedLists.set(items, gated);
+    }
+    if (!gated) return { items, cacheScope: 'public' };
+    return { items: items.filter((item) => canSee(item, principal)), cacheScope: 'private' };
   };
 
   const cacheHints = (
@@ -124,7 +181,7 @@ export function createFeatures(options: FeatureOptions): Features {
     } catch (error) {
       // Authentication is the caller's problem, not the tool's: a protocol error (-32001).
       if (isAppError(error) && error.category === 'auth') {
-        throw new RpcError(RpcCodes.AUTH_REQUIRED, error.message, undefined, 403);
+        throw new RpcError(RpcCodes.AUTH_REQUIRED, error.message, undefined, AUTH_REQUIRED_STATUS);
       }
       if (error instanceof InputRequiredSignal && round) {
         return { inputRequired: inputRequiredResult(signer, round, error) };
@@ -209,7 +266,8 @@ export function createFeatures(options: FeatureOptions): Features {
     },
 
     async listTools(params, scope) {
-      const page = paginate(signer, 'tools', registry.tools(), params['cursor'], pageSize);
+      const shown = visible(registry.tools(), scope.exchange.principal);
+      const page = paginate(signer, 'tools', shown.items, params['cursor'], pageSize);
       const tools = page.items.map((spec) => {
         const tool: Record<string, unknown> = {
           name: spec.name,
@@ -221,17 +279,20 @@ export function createFeatures(options: FeatureOptions): Features {
         if (spec.annotations !== undefined) tool['annotations'] = spec.annotations;
         return tool;
       });
-      return { tools, ...page.next, ...cacheHints(scope, 'public') };
+      return { tools, ...page.next, ...cacheHints(scope, shown.cacheScope) };
     },
 
     async callTool(params, scope) {
       const name = requireString(params, 'name');
       const entry = registry.tool(name);
-      if (!entry)
-        throw new RpcError(
+      const unknownTool = (): RpcError =>
+        new RpcError(
           RpcCodes.INVALID_PARAMS,
           `Unknown tool: ${name}. Call tools/list to see the tools.`,
         );
+      if (!entry) throw unknownTool();
+      const principal = scope.exchange.principal;
+      if (!canSee(entry.spec, principal)) throw hiddenError('tool', name, principal, unknownTool());
       const args = params['arguments'] ?? {};
       if (!isObject(args))
         return { ...toolError(`Invalid arguments for ${name}: arguments must be an object.`) };
@@ -249,6 +310,10 @@ export function createFeatures(options: FeatureOptions): Features {
       } catch (error) {
         if (error instanceof RpcError) throw error;
         if (isAppError(error) && error.category !== 'internal') {
+          if (scope.note) {
+            const sqlstate = error.details?.['sqlstate'];
+            scope.note.errorCode = typeof sqlstate === 'string' ? sqlstate : error.code;
+          }
           const result = toolError(error.message);
           // structuredContent must conform to an outputSchema, which describes success only
           // (clients validate it even on errors); the text already carries the details.
@@ -263,7 +328,8 @@ export function createFeatures(options: FeatureOptions): Features {
     },
 
     async listResources(params, scope) {
-      const page = paginate(signer, 'resources', registry.resources(), params['cursor'], pageSize);
+      const shown = visible(registry.resources(), scope.exchange.principal);
+      const page = paginate(signer, 'resources', shown.items, params['cursor'], pageSize);
       const resources = page.items.map((r) => {
         const item: Record<string, unknown> = { uri: r.uri, name: r.name };
         if (r.title !== undefined) item['title'] = r.title;
@@ -271,11 +337,12 @@ export function createFeatures(options: FeatureOptions): Features {
         if (r.mimeType !== undefined) item['mimeType'] = r.mimeType;
         return item;
       });
-      return { resources, ...page.next, ...cacheHints(scope, 'public') };
+      return { resources, ...page.next, ...cacheHints(scope, shown.cacheScope) };
     },
 
     async listTemplates(params, scope) {
-      const page = paginate(signer, 'templates', registry.templates(), params['cursor'], pageSize);
+      const shown = visible(registry.templates(), scope.exchange.principal);
+      const page = paginate(signer, 'templates', shown.items, params['cursor'], pageSize);
       const resourceTemplates = page.items.map((t) => {
         const item: Record<string, unknown> = { uriTemplate: t.uriTemplate, name: t.name };
         if (t.title !== undefined) item['title'] = t.title;
@@ -283,7 +350,7 @@ export function createFeatures(options: FeatureOptions): Features {
         if (t.mimeType !== undefined) item['mimeType'] = t.mimeType;
         return item;
       });
-      return { resourceTemplates, ...page.next, ...cacheHints(scope, 'public') };
+      return { resourceTemplates, ...page.next, ...cacheHints(scope, shown.cacheScope) };
     },
 
     async readResource(params, scope) {
@@ -298,6 +365,10 @@ export function createFeatures(options: FeatureOptions): Features {
           404,
         );
       if (!direct && !matched) throw notFound(`Resource not found: ${uri}`);
+      const principal = scope.exchange.principal;
+      if (!canSee(direct ?? matched!.template, principal)) {
+        throw hiddenError('resource', uri, principal, notFound(`Resource not found: ${uri}`));
+      }
       const outcome = await withContext(
         params,
         scope,
@@ -316,7 +387,8 @@ export function createFeatures(options: FeatureOptions): Features {
     },
 
     async listPrompts(params, scope) {
-      const page = paginate(signer, 'prompts', registry.prompts(), params['cursor'], pageSize);
+      const shown = visible(registry.prompts(), scope.exchange.principal);
+      const page = paginate(signer, 'prompts', shown.items, params['cursor'], pageSize);
       const prompts = page.items.map((p) => {
         const item: Record<string, unknown> = { name: p.name };
         if (p.title !== undefined) item['title'] = p.title;
@@ -324,17 +396,20 @@ export function createFeatures(options: FeatureOptions): Features {
         if (p.arguments !== undefined) item['arguments'] = p.arguments;
         return item;
       });
-      return { prompts, ...page.next, ...cacheHints(scope, 'public') };
+      return { prompts, ...page.next, ...cacheHints(scope, shown.cacheScope) };
     },
 
     async getPrompt(params, scope) {
       const name = requireString(params, 'name');
       const prompt = registry.prompt(name);
-      if (!prompt)
-        throw new RpcError(
+      const unknownPrompt = (): RpcError =>
+        new RpcError(
           RpcCodes.INVALID_PARAMS,
           `Unknown prompt: ${name}. Call prompts/list to see the prompts.`,
         );
+      if (!prompt) throw unknownPrompt();
+      const principal = scope.exchange.principal;
+      if (!canSee(prompt, principal)) throw hiddenError('prompt', name, principal, unknownPrompt());
       const raw = params['arguments'] ?? {};
       if (!isObject(raw))
         throw new RpcError(
@@ -367,7 +442,8 @@ export function createFeatures(options: FeatureOptions): Features {
       return { ...outcome.value };
     },
 
-    async complete(params) {
+    async complete(params, scope) {
+      const principal = scope.exchange.principal;
       const ref = params['ref'];
       const argument = params['argument'];
       if (!isObject(ref) || !isObject(argument) || typeof argument['name'] !== 'string') {
@@ -387,14 +463,19 @@ export function createFeatures(options: FeatureOptions): Features {
           : {};
       let completer;
       if (ref['type'] === 'ref/prompt') {
-        const prompt = registry.prompt(String(ref['name']));
+        const found = registry.prompt(String(ref['name']));
+        // A hidden prompt or template completes like an unknown one.
+        const prompt = found && canSee(found, principal) ? found : undefined;
         if (!prompt)
           throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown prompt: ${String(ref['name'])}`);
         completer = prompt.complete?.bind(prompt);
       } else if (ref['type'] === 'ref/resource') {
         const uri = String(ref['uri']);
-        const template = registry.templates().find((t) => t.uriTemplate === uri);
-        if (!template && !registry.resource(uri)) {
+        const template = registry
+          .templates()
+          .find((t) => t.uriTemplate === uri && canSee(t, principal));
+        const resource = registry.resource(uri);
+        if (!template && !(resource && canSee(resource, principal))) {
           throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown resource or template: ${uri}`);
         }
         completer = template?.complete?.bind(template);
@@ -411,4 +492,3 @@ export function createFeatures(options: FeatureOptions): Features {
     },
   };
 }
-

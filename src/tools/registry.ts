@@ -33,11 +33,60 @@ export interface Registry {
   addPrompt(spec: PromptSpec): void;
   removePrompt(name: string): boolean;
 
+  /**
+   * Several removals and additions as one change: entries named in `remove` go first, then
+   * `add` (so a replacement names the same key in both). An addition whose name is invalid,
+   * still claimed, or whose inputSchema does not compile is skipped and reported, never thrown.
+   * Emits at most ONE list_changed per kind, and none for a kind whose listed entries (what
+   * tools/list etc. show) came out the same, e.g. a swap of implementations.
+   */
+  apply(batch: RegistryBatch): RegistryBatchResult;
+
   /** Called after a list changed (for list_changed notifications). Returns an unsubscribe. */
   onListChanged(listener: (kind: CatalogKind) => void): () => void;
   /** Called when a resource's content changed (for resources/updated notifications). */
   onResourceUpdated(listener: (uri: string) => void): () => void;
   resourceUpdated(uri: string): void;
+}
+
+/** The maps a batch touches: templates are a map of their own within the 'resources' kind. */
+export type BatchSlot = 'tools' | 'resources' | 'templates' | 'prompts';
+
+export interface RegistryBatch {
+  tools?: { remove?: readonly string[]; add?: readonly ToolSpec[] };
+  resources?: { remove?: readonly string[]; add?: readonly ResourceSpec[] };
+  /** Keyed by uriTemplate; part of the 'resources' kind. */
+  templates?: { remove?: readonly string[]; add?: readonly ResourceTemplateSpec[] };
+  prompts?: { remove?: readonly string[]; add?: readonly PromptSpec[] };
+  /**
+   * Kinds to announce even when the listed views came out the same: who may see an entry
+   * changed in a way its view cannot show (the roles behind a visibleTo).
+   */
+  announce?: readonly CatalogKind[];
+}
+
+export interface RegistryBatchResult {
+  /** The kinds whose lists changed (one list_changed each was emitted). */
+  changed: CatalogKind[];
+  skipped: { kind: BatchSlot; key: string; error: Error }[];
+}
+
+/** Data that travels with some specs but never appears in a list. */
+const UNLISTED_KEYS = new Set(['derived', 'source']);
+
+/**
+ * What a list shows of an entry (its data fields, and whether visibleTo restricts it), as a
+ * string: two entries with the same view look the same to a client.
+ */
+export function listedView(
+  spec: ToolSpec | ResourceSpec | ResourceTemplateSpec | PromptSpec,
+): string {
+  const plain = spec as unknown as Record<string, unknown>;
+  const view: Record<string, unknown> = { restricted: typeof spec.visibleTo === 'function' };
+  for (const key of Object.keys(plain).sort()) {
+    if (typeof plain[key] !== 'function' && !UNLISTED_KEYS.has(key)) view[key] = plain[key];
+  }
+  return JSON.stringify(view);
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -72,6 +121,50 @@ export function createRegistry(): Registry {
       details: { name },
     });
 
+  const checkToolName = (name: string): void => {
+    if (!TOOL_NAME.test(name)) {
+      throw new AppError(
+        ErrorCodes.CONFIG_INVALID,
+        `Tool name "${name}" must be 1-128 characters of A-Z a-z 0-9 _ . -`,
+        { category: 'config' },
+      );
+    }
+  };
+
+  /** Remove-then-add on one map; returns whether its listed entries changed. */
+  const applyTo = <T extends ToolSpec | ResourceSpec | ResourceTemplateSpec | PromptSpec, V>(
+    kind: BatchSlot,
+    map: Map<string, V>,
+    keyOf: (spec: T) => string,
+    wrap: (spec: T) => V,
+    unwrap: (value: V) => T,
+    change: { remove?: readonly string[]; add?: readonly T[] } | undefined,
+    skipped: RegistryBatchResult['skipped'],
+  ): boolean => {
+    if (!change) return false;
+    const before = new Map<string, string>();
+    for (const key of change.remove ?? []) {
+      const old = map.get(key);
+      if (old === undefined) continue;
+      before.set(key, listedView(unwrap(old)));
+      map.delete(key);
+    }
+    const after = new Map<string, string>();
+    for (const spec of change.add ?? []) {
+      const key = keyOf(spec);
+      try {
+        if (map.has(key)) throw claimed(kind.replace(/s$/, ''), key);
+        map.set(key, wrap(spec));
+        after.set(key, listedView(spec));
+      } catch (error) {
+        skipped.push({ kind, key, error: error as Error });
+      }
+    }
+    if (before.size !== after.size) return true;
+    for (const [key, view] of before) if (after.get(key) !== view) return true;
+    return false;
+  };
+
   return {
     tools: () => (toolList ??= sortedByName(tools, (t) => t.spec.name).map((t) => t.spec)),
     tool: (name) => tools.get(name),
@@ -89,13 +182,7 @@ export function createRegistry(): Registry {
     prompt: (name) => prompts.get(name),
 
     addTool(spec) {
-      if (!TOOL_NAME.test(spec.name)) {
-        throw new AppError(
-          ErrorCodes.CONFIG_INVALID,
-          `Tool name "${spec.name}" must be 1-128 characters of A-Z a-z 0-9 _ . -`,
-          { category: 'config' },
-        );
-      }
+      checkToolName(spec.name);
       if (tools.has(spec.name)) throw claimed('tool', spec.name);
       tools.set(spec.name, {
         spec,
@@ -132,6 +219,61 @@ export function createRegistry(): Registry {
       const removed = prompts.delete(name);
       if (removed) changed('prompts');
       return removed;
+    },
+    apply(batch) {
+      const skipped: RegistryBatchResult['skipped'] = [];
+      const self = <T>(v: T): T => v;
+      const toolsChanged = applyTo<ToolSpec, RegisteredTool>(
+        'tools',
+        tools,
+        (t) => t.name,
+        (spec) => {
+          checkToolName(spec.name);
+          return { spec, validate: compileValidator(spec.inputSchema, `tool ${spec.name}`) };
+        },
+        (t) => t.spec,
+        batch.tools,
+        skipped,
+      );
+      const resourcesChanged = applyTo<ResourceSpec, ResourceSpec>(
+        'resources',
+        resources,
+        (r) => r.uri,
+        self,
+        self,
+        batch.resources,
+        skipped,
+      );
+      const templatesChanged = applyTo<ResourceTemplateSpec, ResourceTemplateSpec>(
+        'templates',
+        templates,
+        (t) => t.uriTemplate,
+        self,
+        self,
+        batch.templates,
+        skipped,
+      );
+      const promptsChanged = applyTo<PromptSpec, PromptSpec>(
+        'prompts',
+        prompts,
+        (p) => p.name,
+        self,
+        self,
+        batch.prompts,
+        skipped,
+      );
+      // Snapshots are rebuilt even when nothing listed changed: a swapped entry is a new object.
+      if (batch.tools) toolList = null;
+      if (batch.resources || batch.templates) resourceList = templateList = null;
+      if (batch.prompts) promptList = null;
+      const changedKinds: CatalogKind[] = [];
+      const forced = new Set(batch.announce ?? []);
+      if (toolsChanged || forced.has('tools')) changedKinds.push('tools');
+      if (resourcesChanged || templatesChanged || forced.has('resources'))
+        changedKinds.push('resources');
+      if (promptsChanged || forced.has('prompts')) changedKinds.push('prompts');
+      for (const kind of changedKinds) changed(kind);
+      return { changed: changedKinds, skipped };
     },
     onListChanged(listener) {
       listListeners.add(listener);

@@ -16,6 +16,8 @@ import {
   type ExchangeLog,
   type LoadedHandlers,
 } from '../../src/tools/handlers/index.js';
+import { createSigner } from '../../src/core/signed.js';
+import { createDispatcher } from '../../src/mcp/dispatcher.js';
 import { createRegistry } from '../../src/tools/registry.js';
 import { realPostgres, TEST_ROLE, withClient, type RealPostgres } from '../helpers/postgres.js';
 
@@ -184,6 +186,55 @@ describe.skipIf(!info)('SQL handler registry', () => {
     await expect(
       prompt.get({ topic: 'x' }, createFakeContext({ principal: ANONYMOUS }).ctx),
     ).rejects.toMatchObject({ category: 'auth' });
+  });
+
+  it('hides requiresAuth handlers from anonymous callers and refuses them with -32001', async () => {
+    const registry = createRegistry();
+    addRegistryHandlers(registry, loaded);
+    const dispatcher = createDispatcher({
+      registry,
+      logger: pino({ level: 'silent' }),
+      serverInfo: { name: 'test', version: '1' },
+      signer: createSigner('k'),
+    });
+    const ask = async (principal: Principal, method: string, params: object = {}) => {
+      const meta = {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      };
+      const exchange = {
+        session: null,
+        principal,
+        inFlight: new Map(),
+        notify: () => undefined,
+        request: () => Promise.reject(new Error('no client')),
+      };
+      const { response } = await dispatcher.handleRequest(
+        { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta } },
+        exchange,
+      );
+      return response as any;
+    };
+    const anon = await ask(ANONYMOUS, 'tools/list');
+    expect(anon.result.tools.map((t: { name: string }) => t.name)).toEqual([
+      'public_fail',
+      'soft_error',
+    ]);
+    expect(anon.result.cacheScope).toBe('private');
+    const alice = await ask(ALICE, 'tools/list');
+    expect(alice.result.tools.map((t: { name: string }) => t.name)).toEqual([
+      'public_fail',
+      'soft_error',
+      'whoami',
+    ]);
+    expect((await ask(ANONYMOUS, 'prompts/list')).result.prompts).toEqual([]);
+    expect((await ask(ALICE, 'prompts/list')).result.prompts).toHaveLength(1);
+    expect((await ask(ANONYMOUS, 'tools/call', { name: 'whoami' })).error.code).toBe(-32001);
+    expect((await ask(ANONYMOUS, 'prompts/get', { name: 'review' })).error.code).toBe(-32001);
+    expect(
+      (await ask(ALICE, 'tools/call', { name: 'whoami', arguments: {} })).result.structuredContent
+        .user,
+    ).toBe('alice');
   });
 
   it('turns failures into tool errors', async () => {

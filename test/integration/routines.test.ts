@@ -129,6 +129,7 @@ function suite(label: string, start: () => Promise<Setup>): void {
     let setup: Setup;
     let tools: Map<string, ToolSpec>;
     let writers: Map<string, ToolSpec>;
+    let capped: Map<string, ToolSpec>;
     const warnings: string[] = [];
 
     beforeAll(async () => {
@@ -142,6 +143,14 @@ function suite(label: string, start: () => Promise<Setup>): void {
         });
       tools = new Map((await load(false, (m) => warnings.push(m))).map((t) => [t.name, t]));
       writers = new Map((await load(true)).map((t) => [t.name, t]));
+      const small = await loadRoutineTools(setup.db, {
+        schemas: ['mcp_fixture'],
+        allowWrites: false,
+        statementTimeoutMs: TIMEOUT_MS,
+        maxRows: 3,
+        maxResultBytes: 400,
+      });
+      capped = new Map(small.map((t) => [t.name, t]));
     });
     afterAll(async () => {
       await setup?.cleanup();
@@ -250,6 +259,34 @@ function suite(label: string, start: () => Promise<Setup>): void {
       expect((await call('scale_int', { x: 4 })).structuredContent).toEqual({ value: 8 });
     });
 
+    it('caps set-returning routines at maxRows and maxResultBytes, and says so', async () => {
+      // STABLE/IMMUTABLE: one round trip, capped as rows arrive.
+      const rows = await call('series', { n: 10 }, undefined, capped);
+      expect(rows.structuredContent).toEqual({ items: [1, 2, 3], truncated: true });
+      expect(rows.content[1]).toEqual({
+        type: 'text',
+        text: expect.stringMatching(/^Truncated: only the first 3 rows .*database\.maxRows = 3/),
+      });
+      expect((await call('series', { n: 3 }, undefined, capped)).structuredContent).toEqual({
+        items: [1, 2, 3],
+      });
+      expect((await call('series', { n: 3 }, undefined, capped)).content).toHaveLength(1);
+      // VOLATILE: LIMIT inside its transaction.
+      expect((await call('random_draws', { n: 5 }, undefined, capped)).structuredContent).toEqual({
+        items: [1, 2, 3].map((g) => ({ draw: g, label: `draw ${g}` })),
+        truncated: true,
+      });
+      expect((await call('random_draws', { n: 2 })).structuredContent).toEqual({
+        items: [1, 2].map((g) => ({ draw: g, label: `draw ${g}` })),
+      });
+      // One value above the byte cap is refused rather than cut (the cut would break the schema).
+      const wide = await call('concat_pair', { arg1: 'x'.repeat(2000) }, undefined, capped).catch(
+        (e: unknown) => e,
+      );
+      expect(wide).toBeInstanceOf(AppError);
+      expect((wide as AppError).code).toBe('PGMCP207');
+    });
+
     it('enforces domains in the database', async () => {
       const error = await failure('normalize_code', { code: 'abc' });
       expect(error.details?.['sqlstate']).toBe('23514');
@@ -271,6 +308,14 @@ function suite(label: string, start: () => Promise<Setup>): void {
       expect(refused.category).toBe('forbidden');
       expect(refused.message).toContain('admin, auditor');
       expect((await call('secret_number', {}, USER)).structuredContent).toEqual({ value: 42 });
+      // Listed only to callers who pass @authorize.
+      const secret = tools.get('secret_number')!;
+      expect(secret.visibleTo?.(USER)).toBe(true);
+      expect(secret.visibleTo?.(viewer)).toBe(false);
+      expect(secret.visibleTo?.({ ...USER, kind: 'anonymous', userId: null, roles: [] })).toBe(
+        false,
+      );
+      expect(tools.get('add_numbers')!.visibleTo).toBeUndefined();
     });
 
     it('maps RAISE to an error with SQLSTATE, detail and hint; PM404 is not_found', async () => {

@@ -144,6 +144,18 @@ interface Invocation {
   uri: string | null;
 }
 
+/** requiresAuth handlers need a caller with a user id: to run them, and to see them listed. */
+const isSignedIn = (principal: Principal): boolean => principal.userId !== null;
+
+/** Sets visibleTo on a spec of a requiresAuth row (hidden from anonymous callers). */
+function gate<T extends { visibleTo?(principal: Principal): boolean }>(
+  row: HandlerRow,
+  spec: T,
+): T {
+  if (row.requires_auth) spec.visibleTo = isSignedIn;
+  return spec;
+}
+
 function authRequired(row: HandlerRow): AppError {
   return new AppError(
     AUTH_REQUIRED_CODE,
@@ -160,7 +172,7 @@ async function invoke(
   ctx: CallContext,
 ): Promise<unknown> {
   const { row } = call;
-  if (row.requires_auth && !ctx.principal.userId) throw authRequired(row);
+  if (row.requires_auth && !isSignedIn(ctx.principal)) throw authRequired(row);
   const context = {
     user_id: ctx.principal.userId,
     tenant_id: ctx.principal.tenantId,
@@ -251,7 +263,7 @@ function toolSpec(db: Database, options: RegistryHandlerOptions, row: HandlerRow
       ),
   };
   if (row.output_schema) spec.outputSchema = row.output_schema;
-  return spec;
+  return gate(row, spec);
 }
 
 function templateSpec(
@@ -275,7 +287,7 @@ function templateSpec(
   };
   if (row.description) spec.description = row.description;
   if (row.mime_type) spec.mimeType = row.mime_type;
-  return spec;
+  return gate(row, spec);
 }
 
 function resourceFrom(
@@ -299,7 +311,7 @@ function resourceFrom(
   };
   if (row.description) spec.description = row.description;
   if (row.mime_type) spec.mimeType = row.mime_type;
-  into.push(spec);
+  into.push(gate(row, spec));
 }
 
 function promptSpec(db: Database, options: RegistryHandlerOptions, row: HandlerRow): PromptSpec {
@@ -323,5 +335,5 @@ function promptSpec(db: Database, options: RegistryHandlerOptions, row: HandlerR
       return arg;
     });
   }
-  return spec;
+  return gate(row, spec);
 }

@@ -1,9 +1,9 @@
 // Running a derived routine: the statement is built only from catalog identifiers (quoted) and
 // numbered placeholders, arguments travel as parameters, and results are converted per column
 // type so structuredContent matches the output schema.
-import type pg from 'pg';
 import { AppError, ErrorCodes, isAppError, type ErrorCategory } from '../../core/errors.js';
 import type { ToolResult } from '../../core/content.js';
+import type { Principal } from '../../core/principal.js';
 import type { CallContext } from '../../core/specs.js';
 import { quoteIdent } from '../../core/sql.js';
 import type { Database } from '../../db/database.js';
@@ -168,14 +168,22 @@ export function routineError(derived: DerivedRoutine, error: unknown): unknown {
   });
 }
 
+/**
+ * Whether the caller passes @authorize: any authenticated caller for a bare @authorize, a caller
+ * with one of the roles otherwise. Also decides whether the tool is listed to this caller.
+ */
+export function isAuthorized(derived: DerivedRoutine, principal: Principal): boolean {
+  const roles = derived.routine.annotations.authorize;
+  if (roles === null) return true;
+  if (roles.length === 0) return principal.kind !== 'anonymous';
+  return roles.some((role) => principal.roles.includes(role));
+}
+
 /** Refuse a caller without one of the @authorize roles, before any database work. */
 export function checkAuthorized(derived: DerivedRoutine, ctx: CallContext): void {
   const roles = derived.routine.annotations.authorize;
-  if (roles === null) return;
+  if (roles === null || isAuthorized(derived, ctx.principal)) return;
   const anonymous = ctx.principal.kind === 'anonymous';
-  if (roles.length === 0 ? !anonymous : roles.some((role) => ctx.principal.roles.includes(role))) {
-    return;
-  }
   const needs =
     roles.length === 0 ? 'an authenticated caller' : `one of the roles ${roles.join(', ')}`;
   throw new AppError(
@@ -194,11 +202,21 @@ export interface CallDeps {
   db: Database;
   types: TypeMap;
   statementTimeoutMs: number;
+  /** Rows kept of a set-returning routine (database.maxRows). */
+  maxRows: number;
+  /** Bytes kept of a result, approximately (database.maxResultBytes). */
+  maxResultBytes: number;
 }
 
-function shapeResult(derived: DerivedRoutine, types: TypeMap, result: pg.QueryResult): unknown {
+/** Rows read back, and whether (and by which cap) more were left unread. */
+interface Fetched {
+  rows: unknown[][];
+  truncatedBy: 'rows' | 'bytes' | null;
+}
+
+function shapeResult(derived: DerivedRoutine, types: TypeMap, fetched: Fetched): unknown {
   const shape = derived.shape;
-  const rows = result.rows as unknown[][];
+  const rows = fetched.rows;
   if (derived.routine.kind === 'procedure') {
     if (shape.kind !== 'row') return undefined;
     const row = rows[0] ?? [];
@@ -206,12 +224,13 @@ function shapeResult(derived: DerivedRoutine, types: TypeMap, result: pg.QueryRe
       shape.columns.map((c, i) => [c.name, fromResult(types, c.typeOid, row[i])]),
     );
   }
+  const truncated = fetched.truncatedBy !== null ? { truncated: true } : {};
   switch (shape.kind) {
     case 'void':
       return undefined;
     case 'scalar': {
       const values = rows.map((row) => fromResult(types, shape.typeOid, row[0]));
-      return shape.set ? { items: values } : { value: values[0] ?? null };
+      return shape.set ? { items: values, ...truncated } : { value: values[0] ?? null };
     }
     case 'row': {
       const objects = rows.map((row) =>
@@ -219,10 +238,89 @@ function shapeResult(derived: DerivedRoutine, types: TypeMap, result: pg.QueryRe
           shape.columns.map((c, i) => [c.name, fromResult(types, c.typeOid, row[i])]),
         ),
       );
-      if (shape.set) return { items: objects };
+      if (shape.set) return { items: objects, ...truncated };
       return objects[0] ?? Object.fromEntries(shape.columns.map((c) => [c.name, null]));
     }
   }
+}
+
+// The pipeline keeps a first row that alone is over the byte cap with its long values cut and
+// marked like this; such a row would not match the output schema, so it is refused instead.
+const CUT_MARK = /… \[cut: \d+ of \d+ characters\]$/;
+
+function tooLarge(derived: DerivedRoutine, maxBytes: number): AppError {
+  return new AppError(
+    ErrorCodes.RESULT_TOO_LARGE,
+    `${derived.name}: one row of the result is larger than the ${maxBytes}-byte result limit (database.maxResultBytes). Return fewer or shorter columns.`,
+    { category: 'input', details: { limitBytes: maxBytes } },
+  );
+}
+
+/** Approximate JSON size of a row as read (the same order of magnitude the pipeline counts). */
+function rowBytes(row: unknown[]): number {
+  let bytes = 2;
+  for (const v of row) bytes += v === null || v === undefined ? 5 : JSON.stringify(v).length + 1;
+  return bytes;
+}
+
+/**
+ * STABLE and IMMUTABLE functions: one round trip (settings + statement before one Sync, read
+ * only), rows and bytes capped as they arrive. VOLATILE functions and procedures: an explicit
+ * transaction (read-write where allowed), sets capped with LIMIT and the bytes counted here.
+ */
+async function fetchRows(
+  derived: DerivedRoutine,
+  deps: CallDeps,
+  call: BuiltCall,
+  ctx: CallContext,
+): Promise<Fetched> {
+  const tx = {
+    readOnly: derived.readOnly,
+    timeoutMs: deps.statementTimeoutMs,
+    principal: ctx.principal,
+    signal: ctx.signal,
+  };
+  const isSet = derived.shape.kind !== 'void' && derived.shape.set;
+  const limit = isSet ? deps.maxRows : 1;
+  if (derived.routine.kind === 'function' && derived.routine.volatility !== 'volatile') {
+    const result = await deps.db.runStatement({
+      ...tx,
+      sql: call.text,
+      params: call.values,
+      offset: 0,
+      limit,
+      maxBytes: deps.maxResultBytes,
+    });
+    const first = result.rows[0];
+    if (
+      result.truncatedBy === 'bytes' &&
+      result.rows.length === 1 &&
+      first?.some((v) => typeof v === 'string' && CUT_MARK.test(v))
+    ) {
+      throw tooLarge(derived, deps.maxResultBytes);
+    }
+    return { rows: result.rows, truncatedBy: isSet ? result.truncatedBy : null };
+  }
+  // The limit is a number from the configuration, never caller text.
+  const text =
+    isSet && derived.routine.kind === 'function' ? `${call.text} LIMIT ${limit + 1}` : call.text;
+  const result = await deps.db.withTransaction(tx, (client) =>
+    client.query({ text, values: call.values, rowMode: 'array' }),
+  );
+  const rows = result.rows as unknown[][];
+  if (!isSet) return { rows, truncatedBy: null };
+  const kept: unknown[][] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    if (kept.length === limit) return { rows: kept, truncatedBy: 'rows' };
+    bytes += rowBytes(row);
+    if (bytes > deps.maxResultBytes) {
+      if (kept.length === 0) throw tooLarge(derived, deps.maxResultBytes);
+      return { rows: kept, truncatedBy: 'bytes' };
+    }
+    kept.push(row);
+  }
+  return { rows: kept, truncatedBy: null };
 }
 
 export async function callRoutine(
@@ -233,26 +331,27 @@ export async function callRoutine(
 ): Promise<ToolResult> {
   checkAuthorized(derived, ctx);
   const call = buildCall(derived, deps.types, args);
-  let result: pg.QueryResult;
+  let fetched: Fetched;
   try {
-    result = await deps.db.withTransaction(
-      {
-        readOnly: derived.readOnly,
-        timeoutMs: deps.statementTimeoutMs,
-        principal: ctx.principal,
-        signal: ctx.signal,
-      },
-      (client) => client.query({ text: call.text, values: call.values, rowMode: 'array' }),
-    );
+    fetched = await fetchRows(derived, deps, call, ctx);
   } catch (error) {
     throw routineError(derived, error);
   }
-  const structured = shapeResult(derived, deps.types, result);
+  const structured = shapeResult(derived, deps.types, fetched);
   if (structured === undefined) {
     return { content: [{ type: 'text', text: `${qualifiedName(derived.routine)} completed.` }] };
   }
-  return {
-    content: [{ type: 'text', text: JSON.stringify(structured) }],
-    structuredContent: structured as Record<string, unknown>,
-  };
+  const content: ToolResult['content'] = [{ type: 'text', text: JSON.stringify(structured) }];
+  if (fetched.truncatedBy !== null) {
+    const count = fetched.rows.length;
+    const cap =
+      fetched.truncatedBy === 'rows'
+        ? `the row limit (database.maxRows = ${deps.maxRows})`
+        : `the result size limit (database.maxResultBytes = ${deps.maxResultBytes})`;
+    content.push({
+      type: 'text',
+      text: `Truncated: only the first ${count} row${count === 1 ? '' : 's'} are shown, cut at ${cap}; more rows exist. Narrow the call (arguments that filter) to see the rest.`,
+    });
+  }
+  return { content, structuredContent: structured as Record<string, unknown> };
 }

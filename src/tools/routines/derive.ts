@@ -95,6 +95,22 @@ function returnShape(r: RoutineDescriptor, types: TypeMap): ReturnShape {
   return { kind: 'scalar', set: r.returnsSet, typeOid: r.returnTypeOid };
 }
 
+/** A set result: its items, and `truncated` when the row or byte cap cut it short. */
+function setOf(item: JsonSchema): JsonSchema {
+  return {
+    type: 'object',
+    properties: {
+      items: { type: 'array', items: item },
+      truncated: {
+        type: 'boolean',
+        description:
+          'Present (true) when the set was cut at the row or byte limit: more rows exist.',
+      },
+    },
+    required: ['items'],
+  };
+}
+
 function outputSchemaOf(shape: ReturnShape, types: TypeMap): JsonSchema | undefined {
   const value = (oid: number): JsonSchema => nullable(schemaForType(types, oid, 'output'));
   const object = (properties: Record<string, JsonSchema>): JsonSchema => ({
@@ -106,12 +122,10 @@ function outputSchemaOf(shape: ReturnShape, types: TypeMap): JsonSchema | undefi
     case 'void':
       return undefined;
     case 'scalar':
-      return shape.set
-        ? object({ items: { type: 'array', items: value(shape.typeOid) } })
-        : object({ value: value(shape.typeOid) });
+      return shape.set ? setOf(value(shape.typeOid)) : object({ value: value(shape.typeOid) });
     case 'row': {
       const row = object(Object.fromEntries(shape.columns.map((c) => [c.name, value(c.typeOid)])));
-      return shape.set ? object({ items: { type: 'array', items: row } }) : row;
+      return shape.set ? setOf(row) : row;
     }
   }
 }

@@ -1,10 +1,14 @@
 // Tools that live in the database, part 1: routines opted in with an `@mcp` comment
 // (docs/sql-tools.md, "Annotated routines"). Loaded once at start by the composition root.
-import { loadRoutineCatalog, type RoutineCatalog } from '../../catalog/routines.js';
+import {
+  loadRoutineCatalog,
+  type RoutineCatalog,
+  type RoutineDescriptor,
+} from '../../catalog/routines.js';
 import { ANONYMOUS } from '../../core/principal.js';
 import type { ToolSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
-import { callRoutine } from './call.js';
+import { callRoutine, isAuthorized, type CallDeps } from './call.js';
 import {
   deriveRoutine,
   qualifiedName,
@@ -24,6 +28,10 @@ export interface RoutineToolOptions {
   /** database.allowWrites: VOLATILE routines and procedures run read-write only when true. */
   allowWrites: boolean;
   statementTimeoutMs: number;
+  /** Row cap of set-returning routines (database.maxRows; default 1000). */
+  maxRows?: number;
+  /** Byte cap of a routine's result (database.maxResultBytes; default 1 MiB). */
+  maxResultBytes?: number;
   /** Startup warnings: skipped routines, overloads, SECURITY DEFINER without search_path. */
   warn?: (message: string) => void;
 }
@@ -31,6 +39,16 @@ export interface RoutineToolOptions {
 /** A tool made from a routine; `derived` keeps the descriptor it came from. */
 export interface RoutineToolSpec extends ToolSpec {
   readonly derived: DerivedRoutine;
+  /** Where the tool comes from, for messages: `function public.order_total(integer)`. */
+  readonly source: string;
+}
+
+/** `function schema.name(argtype, …)`: the routine as PostgreSQL identifies it (input types). */
+export function routineSignature(r: RoutineDescriptor, types: RoutineCatalog['types']): string {
+  const inputs = r.arguments
+    .filter((a) => a.mode !== 'out' && a.mode !== 'table')
+    .map((a) => types.get(a.typeOid)?.sql ?? `oid ${a.typeOid}`);
+  return `${r.kind} ${qualifiedName(r)}(${inputs.join(', ')})`;
 }
 
 export interface RoutineTools {
@@ -71,7 +89,13 @@ export function deriveRoutineTools(
     }
   }
   const tools: RoutineToolSpec[] = [];
-  const deps = { db, types: catalog.types, statementTimeoutMs: options.statementTimeoutMs };
+  const deps: CallDeps = {
+    db,
+    types: catalog.types,
+    statementTimeoutMs: options.statementTimeoutMs,
+    maxRows: options.maxRows ?? 1000,
+    maxResultBytes: options.maxResultBytes ?? 1_048_576,
+  };
   for (const [name, list] of [...byName].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (list.length > 1) {
       const who = list.map((d) => `${qualifiedName(d.routine)}(oid ${d.routine.oid})`).join(', ');
@@ -87,9 +111,14 @@ export function deriveRoutineTools(
       inputSchema: derived.inputSchema,
       annotations: derived.annotations,
       derived,
+      source: routineSignature(derived.routine, catalog.types),
       call: (args, ctx) => callRoutine(derived, deps, args, ctx),
     };
     if (derived.outputSchema) spec.outputSchema = derived.outputSchema;
+    // Listed only to callers who may run it (docs/sql-tools.md, "Who sees what").
+    if (derived.routine.annotations.authorize !== null) {
+      spec.visibleTo = (principal) => isAuthorized(derived, principal);
+    }
     tools.push(spec);
   }
   return { tools, warnings };
