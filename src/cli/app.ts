@@ -36,6 +36,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       poolSize: config.database.poolSize,
       statementTimeoutMs: config.database.statementTimeoutMs,
       embedded: { dataDir: config.embedded.dataDir, demo: config.embedded.demo },
+      role: config.database.role,
     },
     logger,
   );
@@ -83,6 +84,9 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       statementTimeoutMs: config.database.statementTimeoutMs,
       maxRows: config.database.maxRows,
       maxResultBytes: config.database.maxResultBytes,
+      ...(config.database.routineSchemas.length > 0
+        ? { schemas: config.database.routineSchemas }
+        : {}),
     },
     handlers: {
       statementTimeoutMs: config.database.statementTimeoutMs,

@@ -71,6 +71,8 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'database.maxPlanCost', env: 'PGMCP_MAX_PLAN_COST', kind: 'number' },
   { key: 'database.maxPlanRows', env: 'PGMCP_MAX_PLAN_ROWS', kind: 'number' },
   { key: 'database.showQueryText', env: 'PGMCP_SHOW_QUERY_TEXT', kind: 'bool' },
+  { key: 'database.role', env: 'PGMCP_ROLE', kind: 'string' },
+  { key: 'database.routineSchemas', env: 'PGMCP_ROUTINE_SCHEMAS', kind: 'list' },
   { key: 'database.exchangeLog.enabled', env: 'PGMCP_EXCHANGE_LOG', kind: 'bool' },
   { key: 'database.exchangeLog.logArguments', env: 'PGMCP_EXCHANGE_LOG_ARGUMENTS', kind: 'bool' },
   { key: 'database.access.allowSchemas', env: 'PGMCP_ALLOW_SCHEMAS', kind: 'list' },

@@ -42,6 +42,7 @@ const badEnv: Record<string, string> = {
   PGMCP_DENY_TABLES: 'x y',
   PGMCP_DENY_COLUMNS: 'a..b',
   PGMCP_MASK_COLUMNS: 'users.email,bad one',
+  PGMCP_ROUTINE_SCHEMAS: 'a b',
 };
 
 describe('every environment variable reports its key and its name', () => {

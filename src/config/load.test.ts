@@ -73,6 +73,8 @@ describe('loadConfig defaults', () => {
         maxPlanCost: null,
         maxPlanRows: null,
         showQueryText: false,
+        role: null,
+        routineSchemas: [],
         exchangeLog: { enabled: true, logArguments: false },
       },
       embedded: { dataDir: '/srv/app/.pgmcp/data', demo: true },

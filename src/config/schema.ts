@@ -117,6 +117,10 @@ const databaseSchema = section({
   maxPlanRows: z.number({ error: 'expected a number or null' }).positive().nullable().default(null),
   /** Show other sessions' SQL text in pg://stat/activity. */
   showQueryText: bool().default(false),
+  /** Run every call as this role (SET LOCAL ROLE); null: the login role. */
+  role: optionalText().default(null),
+  /** Schemas scanned for @mcp functions and procedures; empty: every non-system schema. */
+  routineSchemas: stringList(namePattern).default([]),
   /** One row per answered request in mcp.exchange, where the registry schema is installed. */
   exchangeLog: section({
     enabled: bool().default(true),

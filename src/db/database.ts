@@ -21,6 +21,8 @@ export interface DatabaseOptions {
   poolSize: number;
   statementTimeoutMs: number;
   embedded: { dataDir: string; demo: boolean };
+  /** Every call runs as this role (SET LOCAL ROLE); null: the login role. */
+  role?: string | null;
 }
 
 export interface TransactionOptions {
@@ -61,7 +63,10 @@ const SETTINGS_SQL =
   "SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $2, true)," +
   " set_config('auth.user_id', $3, true), set_config('auth.tenant_id', $4, true), set_config('auth.claims', $5, true)," +
   // The SQL guard parses with standard_conforming_strings on; the server must read the text the same way.
-  " set_config('standard_conforming_strings', 'on', true)";
+  " set_config('standard_conforming_strings', 'on', true)," +
+  // The configured role, or 'none' (the login role): a role a function set on the session
+  // earlier never carries into this call.
+  " set_config('role', $6, true)";
 // Read-only first: a transaction may always become read-only, and every later statement
 // of it (the caller's) is then refused writes with SQLSTATE 25006.
 const SETTINGS_READ_ONLY_SQL = `SELECT set_config('transaction_read_only', 'on', true), ${SETTINGS_SQL.slice('SELECT '.length)}`;
@@ -214,6 +219,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       tx.principal.userId ?? '',
       tx.principal.tenantId ?? '',
       JSON.stringify(tx.principal.claims),
+      options.role ?? 'none',
     ],
   });
 

@@ -162,6 +162,46 @@ describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
     });
   });
 
+  describe('role', () => {
+    const statement = (sql: string) => ({
+      sql,
+      params: [],
+      offset: 0,
+      limit: 10,
+      maxBytes: 100_000,
+      readOnly: true,
+      timeoutMs: 5_000,
+      principal: createFakeContext().ctx.principal,
+    });
+
+    it('a role set on the session by one call does not carry into the next', async () => {
+      const login = (await db.runStatement(statement('select current_user::text'))).rows[0]![0];
+      await db.runStatement(statement(`select set_config('role', '${pg!.role}', false)`));
+      expect((await db.runStatement(statement('select current_user::text'))).rows).toEqual([
+        [login],
+      ]);
+    });
+
+    it('runs every call as the configured role', async () => {
+      const asRole = await createDatabase(
+        {
+          url: pg!.adminUrl,
+          poolSize: 1,
+          statementTimeoutMs: 5_000,
+          embedded: { dataDir: '', demo: false },
+          role: pg!.role,
+        },
+        pino({ level: 'silent' }),
+      );
+      try {
+        const result = await asRole.runStatement(statement('select current_user::text'));
+        expect(result.rows).toEqual([[pg!.role]]);
+      } finally {
+        await asRole.close();
+      }
+    });
+  });
+
   describe('write confirmation', () => {
     const notes = async () =>
       withClient(pg!.adminUrl, async (c) =>
