@@ -21,9 +21,16 @@ export async function serve(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ why }, 'shutting down');
-    await Promise.race([closeAll(), new Promise((r) => setTimeout(r, 5_000).unref())]);
-    logger.flush();
-    process.exit(code);
+    let exitCode = code;
+    try {
+      await Promise.race([closeAll(), new Promise((r) => setTimeout(r, 5_000).unref())]);
+    } catch (error) {
+      logger.error({ err: error }, 'shutdown failed');
+      exitCode = 1;
+    } finally {
+      logger.flush();
+      process.exit(exitCode);
+    }
   };
   let closeAll = async (): Promise<void> => app.close();
   process.on('SIGINT', () => void stop(0, 'SIGINT'));

@@ -246,8 +246,8 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     });
 
   const runStatement = (run: StatementRun): Promise<PipelineResult> =>
-    guarded(run, (client) =>
-      runPipelined(
+    guarded(run, async (client, markBroken) => {
+      const result = await runPipelined(
         client,
         [settingsStep(run)],
         { text: run.sql, values: run.params },
@@ -257,8 +257,12 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
           maxBytes: run.maxBytes,
           types: PG_TYPES,
         },
-      ),
-    );
+      );
+      // A statement that could write could also have changed the session (UPDATE pg_settings,
+      // a function's set_config): its connection is not handed to anyone else.
+      if (!run.readOnly) markBroken(new Error('retired after a read-write statement'));
+      return result;
+    });
 
   return {
     kind: embedded ? 'embedded' : 'postgres',

@@ -35,7 +35,8 @@ function categoryOf(sqlstate: string): ErrorCategory {
   ) {
     return 'unavailable';
   }
-  if (sqlstate.startsWith('28')) return 'auth';
+  // 28xxx is pgmcp's own login to the database failing: the server's problem, not the caller's.
+  if (sqlstate.startsWith('28')) return 'unavailable';
   if (sqlstate === '42501') return 'forbidden';
   if (sqlstate.startsWith('23') || sqlstate === '40001' || sqlstate === '40P01') return 'conflict';
   return 'database';
@@ -53,7 +54,7 @@ export function isConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
-  return /Connection terminated|connection timeout|Client has encountered a connection error|Too many connections/i.test(
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Too many connections/i.test(
     error.message,
   );
 }

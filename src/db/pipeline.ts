@@ -272,7 +272,9 @@ export class PipelinedStatement extends EventEmitter {
     // reaches our Sync, but pg stops routing messages to a query after its error: wait for
     // that ReadyForQuery on the connection, so the client is idle when we hand it back.
     // Anything else (connection lost, client not queryable) ends it now.
-    if ((error as { severity?: unknown }).severity !== undefined && connection) {
+    // FATAL and PANIC end the session: the socket closes and no ReadyForQuery ever comes.
+    const severity = (error as { severity?: unknown }).severity;
+    if (severity !== undefined && severity !== 'FATAL' && severity !== 'PANIC' && connection) {
       connection.once('readyForQuery', () => this.settle.reject(first));
     } else {
       this.settle.reject(first);

@@ -72,7 +72,8 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
   );
 
   app.addHook('onRequest', async (req, reply) => {
-    const path = req.url.split('?')[0] ?? '';
+    // The routed path, not the raw URL: /%6Dcp routes to /mcp and must meet the same check.
+    const path = req.routeOptions.url ?? '';
     if (!paths.includes(path)) return;
     const origin = req.headers.origin;
     const problem = policy.check(req.headers.host, Array.isArray(origin) ? origin[0] : origin);

@@ -62,7 +62,10 @@ export class SseStream {
   }
 
   attach(res: ServerResponse): void {
+    // A resumed stream moves to the new connection; the old one is closed, not left hanging.
+    const previous = this.writer;
     this.detach();
+    if (previous && previous !== res && !previous.writableEnded) previous.end();
     this.writer = res;
     res.on('close', () => {
       if (this.writer === res) this.detach();

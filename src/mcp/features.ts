@@ -156,16 +156,17 @@ export function createFeatures(options: FeatureOptions): Features {
     target: { method: string; name: string; args: unknown },
     body: (ctx: CallContext) => Promise<T>,
   ): Promise<{ value: T } | { inputRequired: Record<string, unknown> }> => {
+    // A bad requestState is refused before anything is registered for this request.
+    const round =
+      scope.era === 'modern'
+        ? openRound(signer, targetOf(target.method, target.name, target.args), params)
+        : undefined;
     const controller = new AbortController();
     const outer = scope.exchange.signal;
     const onOuterAbort = (): void => controller.abort(outer?.reason);
     if (outer?.aborted) controller.abort(outer.reason);
     outer?.addEventListener('abort', onOuterAbort, { once: true });
     scope.exchange.inFlight?.set(scope.id, controller);
-    const round =
-      scope.era === 'modern'
-        ? openRound(signer, targetOf(target.method, target.name, target.args), params)
-        : undefined;
     const built = buildContext({
       exchange: scope.exchange,
       principal: scope.exchange.principal,

@@ -48,7 +48,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
   let open = true;
 
   const write = (message: unknown): void => {
-    if (!open && !output.writable) return;
+    if (!open || !output.writable) return;
     output.write(`${JSON.stringify(message)}\n`);
   };
   const session = createSession('stdio', (method, params) =>
@@ -159,9 +159,11 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
   lines.on('line', onLine);
   const closed = new Promise<void>((resolve) => {
     lines.on('close', () => {
+      // Nobody will answer a question sent to the client now: fail those calls at once, then
+      // let the rest finish (each is bounded by its own timeout).
+      outbound.closeAll('The client closed the connection.');
       void Promise.allSettled([...pending]).then(() => {
         open = false;
-        outbound.closeAll('The client closed the connection.');
         for (const controller of inFlight.values()) controller.abort(new Error('stdin closed'));
         resolve();
       });

@@ -22,6 +22,10 @@ export interface GuardResult {
   kind: StatementKind;
   /** Top-level statement node type, e.g. SelectStmt, ExplainStmt, InsertStmt. */
   statement: string;
+  /** What actually runs: the explained statement for EXPLAIN, else the statement itself. */
+  effective: string;
+  /** EXPLAIN with ANALYZE: the explained statement is executed. */
+  analyze: boolean;
   relations: RelationRef[];
   functions: string[];
   /** Names of CTEs, so they are not mistaken for tables. */
@@ -154,6 +158,17 @@ export function loadSqlParser(): Promise<void> {
   return (loaded ??= loadModule());
 }
 
+/** Whether an EXPLAIN's options include ANALYZE (not ANALYZE false). */
+function explainAnalyzes(node: unknown): boolean {
+  const options =
+    (node as { options?: { DefElem?: { defname?: string; arg?: unknown } }[] }).options ?? [];
+  return options.some((o) => {
+    if (o.DefElem?.defname !== 'analyze') return false;
+    const arg = JSON.stringify(o.DefElem.arg ?? null);
+    return !/"(false|off|0)"|"boolval":\{\}|"ival":0/i.test(arg);
+  });
+}
+
 function deniedMatcher(names: readonly string[]): (name: string) => boolean {
   const exact = new Set<string>();
   const prefixes: RegExp[] = [];
@@ -197,7 +212,11 @@ function walk(node: unknown, out: Walk): void {
   if (typeof node !== 'object' || node === null) return;
   for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
     if (WRITE_NODES.has(key)) out.writes = true;
-    if (key === 'RangeVar' && typeof value === 'object' && value !== null) {
+    // The target of INSERT/UPDATE/DELETE/MERGE is a bare RangeVar under `relation`.
+    const rangeVar =
+      key === 'RangeVar' ||
+      (key === 'relation' && typeof value === 'object' && value !== null && 'relname' in value);
+    if (rangeVar && typeof value === 'object' && value !== null) {
       const v = value as { schemaname?: string; relname?: string; alias?: { aliasname?: string } };
       if (v.relname) {
         out.relations.push({
@@ -327,6 +346,15 @@ function judge(sql: string, options: GuardOptions): GuardResult {
     );
   }
   const writes = !READ_STATEMENTS.has(effective) || out.writes || out.locking || out.into;
+  // pg_settings is a view whose UPDATE changes session settings.
+  if (
+    writes &&
+    out.relations.some(
+      (r) => r.name === 'pg_settings' && (r.schema ?? 'pg_catalog') === 'pg_catalog',
+    )
+  ) {
+    throw invalid('Refused: writing to pg_settings changes session settings that pgmcp controls.');
+  }
   if (writes && !options.allowWrites) {
     const command = out.into
       ? 'SELECT INTO'
@@ -345,6 +373,8 @@ function judge(sql: string, options: GuardOptions): GuardResult {
   return {
     kind: writes ? 'write' : 'read',
     statement: type,
+    effective,
+    analyze: type === 'ExplainStmt' && explainAnalyzes(stmt[type]),
     relations: out.relations,
     functions: [...new Set(out.functions)],
     ctes: out.ctes,

@@ -212,6 +212,13 @@ describe.skipIf(!pg)('HTTP: bad input gets its proper error, and the server keep
     );
     expect(init.status).toBe(403);
     expect(init.headers['mcp-session-id']).toBeUndefined();
+    // A percent-encoded path routes to the endpoint too, and meets the same check.
+    const encoded = await postRpc(
+      url.replace(/\/mcp$/, '/%6Dcp'),
+      { jsonrpc: '2.0', id: 2, method: 'ping' },
+      { ...session, origin: 'https://evil.example.com' },
+    );
+    expect(encoded.status).toBe(403);
     for (const origin of [server.origin, server.origin.replace('127.0.0.1', 'localhost')]) {
       const res = await postRpc(
         url,

@@ -127,6 +127,32 @@ describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
       ]);
     });
 
+    it('is not fooled by CTE names, attribute notation, whole-row values or statistics', async () => {
+      const refused = [
+        `select 1 from ${schema}.people where exists (with secrets as (select 1) select 1 from ${schema}.secrets)`,
+        `select p.row_to_json from ${schema}.people p`,
+        `select most_common_vals::text from pg_stats where tablename = 'people'`,
+        `select * from pg_catalog.pg_statistic`,
+      ];
+      for (const query of refused) {
+        await expect(
+          tool({ access }).call({ query }, createFakeContext().ctx),
+          query,
+        ).rejects.toThrow();
+      }
+      // A CTE shadowing the denied table's name, in the same scope, stays a CTE.
+      const shadow = await tool({ access }).call(
+        { query: 'with secrets as (select 1 as x) select x from secrets' },
+        createFakeContext().ctx,
+      );
+      expect(rowsOf(shadow)).toEqual([[1]]);
+      const whole = await tool({ access: { maskColumns: ['people.email'] } }).call(
+        { query: `select row_to_json(p)::text as j from ${schema}.people p order by id` },
+        createFakeContext().ctx,
+      );
+      expect(rowsOf(whole)).toEqual([['****'], ['****']]);
+    });
+
     it('leaves everything visible without rules', async () => {
       const result = await tool().call(
         { query: `select ssn from ${schema}.people order by id` },
@@ -151,6 +177,15 @@ describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
         createFakeContext().ctx,
       );
       await expect(costly).rejects.toThrow(/estimated cost \d+ is above the limit 1/);
+    });
+
+    it('refuses EXPLAIN ANALYZE when plan limits apply (it would run the query unjudged)', async () => {
+      await expect(
+        tool({ maxPlanRows: 500 }).call(
+          { query: 'explain analyze select g from generate_series(1, 100000) g' },
+          createFakeContext().ctx,
+        ),
+      ).rejects.toThrow(/EXPLAIN ANALYZE runs the query/);
     });
 
     it('lets a statement under the limits run', async () => {
@@ -250,6 +285,22 @@ describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
       );
       expect(accepted.isError).toBeFalsy();
       expect(await notes()).toEqual(['first', 'asked']);
+    });
+
+    it('applies the access policy to the table a write targets', async () => {
+      const denied = tool({ allowWrites: true, access: { denyTables: [`${schema}.secrets`] } });
+      await expect(
+        denied.call({ query: `delete from ${schema}.secrets` }, noElicitation()),
+      ).rejects.toMatchObject({ details: { sqlstate: '42P01' } });
+    });
+
+    it('refuses writing to pg_settings', async () => {
+      await expect(
+        writer().call(
+          { query: `update pg_settings set setting = 'x' where name = 'search_path'` },
+          noElicitation(),
+        ),
+      ).rejects.toThrow(/pg_settings/);
     });
 
     it('still refuses transaction control and session settings on a writable database', async () => {

@@ -142,7 +142,7 @@ export function createExecuteExplainTool(deps: ExplainDeps): ToolSpec {
         deps.statementTimeoutMs,
         ctx,
         async (client) => {
-          relations = await resolveRelations(client, guard.relations, guard.ctes);
+          relations = await resolveRelations(client, guard.relations);
           await enforcePolicy(client, policy, relations, original);
           await sameLexerAsParser(client);
           const result = await client.query({

@@ -74,7 +74,7 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
   }> => {
     const none = { relations: [], maskedAttrs: new Set<string>(), maskedNames: new Set<string>() };
     if (!policy.active) return none;
-    const relations = await resolveRelations(pool, guard.relations, guard.ctes);
+    const relations = await resolveRelations(pool, guard.relations);
     const parsed = tryParse(sql);
     await enforcePolicy(pool, policy, relations, parsed.ok ? parsed.tree : {});
     if (!policy.hasColumnRules || relations.length === 0) return { ...none, relations };
@@ -103,6 +103,14 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
     ctx: CallContext,
   ) => {
     if (options.maxPlanCost === null && options.maxPlanRows === null) return;
+    if (guard.statement === 'ExplainStmt' && guard.analyze) {
+      // EXPLAIN ANALYZE runs the statement, and an EXPLAIN cannot be estimated in turn.
+      throw new AppError(
+        ErrorCodes.TOOL_INPUT_INVALID,
+        'Refused: EXPLAIN ANALYZE runs the query, and this database limits estimated plan cost. Use EXPLAIN without ANALYZE to see the plan.',
+        { category: 'input' },
+      );
+    }
     if (guard.statement !== 'SelectStmt') return;
     const plan = await estimate(sql, params, ctx);
     const tooCostly = options.maxPlanCost !== null && plan.cost > options.maxPlanCost;
@@ -187,6 +195,7 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
         offset: {
           type: 'integer',
           minimum: 0,
+          maximum: 1_000_000_000,
           default: 0,
           description: 'Rows to skip (for the next page).',
         },
@@ -249,7 +258,9 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
           deniedFunctions: options.deniedFunctions,
         });
         const { maskedAttrs, maskedNames } = await applyPolicy(query, guard);
-        const referencedMasked = guard.columns.some((c) => maskedNames.has(c[c.length - 1] ?? ''));
+        // A computed column (lower(email), row_to_json(t), t.to_jsonb) may carry a masked
+        // value: when a referenced table has masked columns, computed columns are masked too.
+        const referencedMasked = maskedNames.size > 0;
         if (guard.kind === 'write') {
           const preview = await confirmWrite(query, params, ctx, args['confirm']);
           if (preview) return preview;

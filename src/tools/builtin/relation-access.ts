@@ -29,10 +29,10 @@ WHERE a.attrelid = ANY ($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped`;
 export async function resolveRelations(
   client: pg.ClientBase,
   refs: readonly RelationRef[],
-  ctes: readonly string[],
 ): Promise<ResolvedRelation[]> {
-  const cteNames = new Set(ctes);
-  const wanted = refs.filter((r) => r.schema !== null || !cteNames.has(r.name));
+  // CTE names are not filtered out by name (a CTE in one scope must not hide a table of the
+  // same name in another): to_regclass finds no relation for a name that is only a CTE.
+  const wanted = refs;
   if (wanted.length === 0) return [];
   const texts = wanted.map((r) =>
     r.schema === null ? quoteIdent(r.name) : `${quoteIdent(r.schema)}.${quoteIdent(r.name)}`,
@@ -73,6 +73,11 @@ export async function enforcePolicy(
   if (!policy.active) return;
   for (const rel of relations) {
     if (!policy.tableVisible(rel.schema, rel.name)) throw missingRelation(rel.written);
+    // The planner's statistics hold sample values of every column (most_common_vals …):
+    // under a policy they would show what it hides.
+    if (rel.schema === 'pg_catalog' && /^pg_stat(s|istic)/.test(rel.name)) {
+      throw missingRelation(rel.written);
+    }
   }
   if (!policy.hasColumnRules || relations.length === 0) return;
   const { rows } = await client.query<{ oid: string; name: string }>(COLUMNS_SQL, [
@@ -94,7 +99,9 @@ export async function enforcePolicy(
     const column = fields[fields.length - 1] ?? '';
     if (column === '*') problems.add('*');
     else if (hidden.has(column)) problems.add(`"${column}"`);
-    else if (fields.length === 1 && !visible.has(column)) problems.add(`"${column}"`);
+    // Not a visible column: a whole-row value (t), or a function in attribute notation
+    // (t.row_to_json), either of which would carry the hidden columns.
+    else if (!visible.has(column)) problems.add(`"${column}"`);
   });
   if (problems.size > 0) {
     throw new AppError(
