@@ -2,6 +2,7 @@
 import YAML from 'yaml';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
+import { isLoopbackAddress } from '../http/origin.js';
 import { createHttpServer } from '../http/server.js';
 import { startStdioServer } from '../mcp/stdio.js';
 import { bindSessionNotifications } from '../mcp/subscriptions.js';
@@ -67,6 +68,14 @@ export async function serve(config: Config): Promise<void> {
     await app.close();
   };
   const { url } = await http.listen();
+  if (!isLoopbackAddress(config.http.host) && config.http.allowedHosts.length === 0) {
+    // Without an allow-list any Host passes, and a browser page on another name could reach
+    // this server through DNS rebinding.
+    logger.warn(
+      { host: config.http.host },
+      'serving on a non-loopback address with no http.allowedHosts: set the names clients use to reach this server',
+    );
+  }
   const mode = config.database.allowWrites ? 'writes allowed' : 'read-only';
   const clientConfig = { mcpServers: { [app.dispatcher.serverInfo.name]: { type: 'http', url } } };
   process.stdout.write(

@@ -7,6 +7,7 @@ import { createSession, type InFlight, type Session } from '../mcp/session.js';
 import { EventStore, SseStream } from './sse.js';
 
 export const GET_STREAM_ID = 'g';
+const MAX_SESSIONS = 10_000;
 
 export interface HttpSession extends Session {
   readonly inFlight: InFlight;
@@ -76,6 +77,16 @@ export function createSessionStore(options: {
       });
     },
     register(session) {
+      // Sessions cost memory and initialize needs no credentials yet: past the cap, the one
+      // idle longest goes first.
+      if (sessions.size >= MAX_SESSIONS) {
+        let oldest: HttpSession | undefined;
+        for (const s of sessions.values()) if (!oldest || s.lastSeen < oldest.lastSeen) oldest = s;
+        if (oldest) {
+          sessions.delete(oldest.id);
+          end(oldest, 'session evicted');
+        }
+      }
       sessions.set(session.id, session);
     },
     get(id) {

@@ -11,11 +11,22 @@ export interface StoredEvent {
 /** Bounded ring of recent events of one session, for replay after a reconnect. */
 export class EventStore {
   private readonly events: StoredEvent[] = [];
-  constructor(private readonly capacity: number) {}
+  private bytes = 0;
+  constructor(
+    private readonly capacity: number,
+    /** Tool results can be large: the store is bounded in bytes as well as in events. */
+    private readonly maxBytes = 8 * 1024 * 1024,
+  ) {}
 
   add(event: StoredEvent): void {
     this.events.push(event);
-    if (this.events.length > this.capacity) this.events.shift();
+    this.bytes += event.data.length;
+    while (
+      this.events.length > this.capacity ||
+      (this.bytes > this.maxBytes && this.events.length > 1)
+    ) {
+      this.bytes -= this.events.shift()!.data.length;
+    }
   }
 
   after(streamId: string, seq: number): StoredEvent[] {

@@ -9,7 +9,7 @@ import {
   type LogLevel,
 } from '../core/specs.js';
 import type { Exchange } from './exchange.js';
-import { isObject, type JsonRpcId } from './jsonrpc.js';
+import { isObject } from './jsonrpc.js';
 
 export interface ContextInput {
   exchange: Exchange;
@@ -94,5 +94,3 @@ export function progressTokenOf(params: Record<string, unknown>): string | numbe
   const token = meta['progressToken'];
   return typeof token === 'string' || typeof token === 'number' ? token : undefined;
 }
-
-export type { JsonRpcId };
