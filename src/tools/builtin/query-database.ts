@@ -36,10 +36,6 @@ export interface QueryDatabaseOptions {
   signer: Signer;
 }
 
-const MASKED_COLUMNS_SQL = `SELECT a.attrelid::int8 AS oid, a.attnum::int AS attnum, a.attname AS name
-FROM pg_catalog.pg_attribute a
-WHERE a.attrelid = ANY ($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped`;
-
 interface Columns {
   columns: { name: string; type: string }[];
   /** Indexes of result columns whose values are masked. */
@@ -76,20 +72,13 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
     if (!policy.active) return none;
     const relations = await resolveRelations(pool, guard.relations);
     const parsed = tryParse(sql);
-    await enforcePolicy(pool, policy, relations, parsed.ok ? parsed.tree : {});
-    if (!policy.hasColumnRules || relations.length === 0) return { ...none, relations };
-    const { rows } = await pool.query<{ oid: string; attnum: number; name: string }>(
-      MASKED_COLUMNS_SQL,
-      [relations.map((r) => r.oid)],
-    );
-    const byOid = new Map(relations.map((r) => [r.oid, r]));
+    const columns = await enforcePolicy(pool, policy, relations, parsed.ok ? parsed.tree : {});
     const maskedAttrs = new Set<string>();
     const maskedNames = new Set<string>();
-    for (const row of rows) {
-      const rel = byOid.get(Number(row.oid))!;
-      if (policy.columnMasked(rel.schema, rel.name, row.name)) {
-        maskedAttrs.add(`${Number(row.oid)}:${row.attnum}`);
-        maskedNames.add(row.name);
+    for (const { relation: rel, attnum, name } of columns) {
+      if (policy.columnMasked(rel.schema, rel.name, name)) {
+        maskedAttrs.add(`${rel.oid}:${attnum}`);
+        maskedNames.add(name);
       }
     }
     return { relations, maskedAttrs, maskedNames };

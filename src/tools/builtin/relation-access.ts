@@ -21,7 +21,7 @@ FROM pg_catalog.unnest($1::text[]) WITH ORDINALITY AS r(ref, i)
 JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass(r.ref)
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace`;
 
-const COLUMNS_SQL = `SELECT a.attrelid::int8 AS oid, a.attname AS name
+const COLUMNS_SQL = `SELECT a.attrelid::int8 AS oid, a.attnum::int AS attnum, a.attname AS name
 FROM pg_catalog.pg_attribute a
 WHERE a.attrelid = ANY ($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped`;
 
@@ -60,17 +60,25 @@ function missingRelation(written: string): AppError {
   });
 }
 
+/** A column of a relation the statement reads. */
+export interface RelationColumn {
+  relation: ResolvedRelation;
+  attnum: number;
+  name: string;
+}
+
 /**
  * Throws unless every relation is visible and, where a relation has columns the policy
  * hides, the statement names only visible columns explicitly (no *, no whole-row values).
+ * Returns the relations' columns when the policy has column rules (for masking), else [].
  */
 export async function enforcePolicy(
   client: pg.ClientBase,
   policy: AccessPolicy,
   relations: readonly ResolvedRelation[],
   tree: unknown,
-): Promise<void> {
-  if (!policy.active) return;
+): Promise<RelationColumn[]> {
+  if (!policy.active) return [];
   for (const rel of relations) {
     if (!policy.tableVisible(rel.schema, rel.name)) throw missingRelation(rel.written);
     // The planner's statistics hold sample values of every column (most_common_vals …):
@@ -79,19 +87,23 @@ export async function enforcePolicy(
       throw missingRelation(rel.written);
     }
   }
-  if (!policy.hasColumnRules || relations.length === 0) return;
-  const { rows } = await client.query<{ oid: string; name: string }>(COLUMNS_SQL, [
+  if (!policy.hasColumnRules || relations.length === 0) return [];
+  const { rows } = await client.query<{ oid: string; attnum: number; name: string }>(COLUMNS_SQL, [
     relations.map((r) => r.oid),
   ]);
   const byOid = new Map(relations.map((r) => [r.oid, r]));
+  const columns = rows.map((row) => ({
+    relation: byOid.get(Number(row.oid))!,
+    attnum: row.attnum,
+    name: row.name,
+  }));
   const hidden = new Set<string>();
   const visible = new Set<string>();
-  for (const row of rows) {
-    const rel = byOid.get(Number(row.oid))!;
-    if (policy.columnVisible(rel.schema, rel.name, row.name)) visible.add(row.name);
-    else hidden.add(row.name);
+  for (const { relation: rel, name } of columns) {
+    if (policy.columnVisible(rel.schema, rel.name, name)) visible.add(name);
+    else hidden.add(name);
   }
-  if (hidden.size === 0) return;
+  if (hidden.size === 0) return columns;
   const problems = new Set<string>();
   visitNodes(tree, (type, body) => {
     if (type !== 'ColumnRef') return;
@@ -110,4 +122,5 @@ export async function enforcePolicy(
       { category: 'forbidden' },
     );
   }
+  return columns;
 }
