@@ -45,10 +45,9 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
   const cancelled = new Set<JsonRpcId>();
   const outbound = createOutbound('srv');
   const pending = new Set<Promise<void>>();
-  let open = true;
 
   const write = (message: unknown): void => {
-    if (!open || !output.writable) return;
+    if (!output.writable) return;
     output.write(`${JSON.stringify(message)}\n`);
   };
   const session = createSession('stdio', (method, params) =>
@@ -163,7 +162,6 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
       // let the rest finish (each is bounded by its own timeout).
       outbound.closeAll('The client closed the connection.');
       void Promise.allSettled([...pending]).then(() => {
-        open = false;
         for (const controller of inFlight.values()) controller.abort(new Error('stdin closed'));
         resolve();
       });
