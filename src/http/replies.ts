@@ -1,6 +1,7 @@
 // Small helpers for answering on the raw HTTP response with JSON-RPC bodies.
 import type { FastifyReply } from 'fastify';
 import { errorResponse, type JsonRpcId } from '../mcp/jsonrpc.js';
+import { serialize } from '../mcp/serialize.js';
 
 export function sendJson(
   reply: FastifyReply,
@@ -11,7 +12,7 @@ export function sendJson(
   return reply
     .code(status)
     .headers({ 'content-type': 'application/json', ...headers })
-    .send(JSON.stringify(body));
+    .send(serialize(body));
 }
 
 export function sendRpcError(

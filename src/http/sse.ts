@@ -1,6 +1,7 @@
 // Server-sent events for MCP: logical streams that outlive one TCP connection (legacy
 // resumability with Last-Event-ID), backed by a bounded per-session event store.
 import type { ServerResponse } from 'node:http';
+import { serialize } from '../mcp/serialize.js';
 
 export interface StoredEvent {
   streamId: string;
@@ -107,7 +108,7 @@ export class SseStream {
   }
 
   send(message: unknown): void {
-    const data = JSON.stringify(message);
+    const data = serialize(message);
     if (this.store) {
       const seq = ++this.seq;
       this.store.add({ streamId: this.id, seq, data });

@@ -4,7 +4,7 @@
 import { ErrorCodes, isAppError } from '../core/errors.js';
 import type { ToolResult } from '../core/content.js';
 import type { Principal } from '../core/principal.js';
-import { LOG_LEVELS, type CallContext, type LogLevel } from '../core/specs.js';
+import { LOG_LEVELS, type CallContext, type LogLevel, type ToolSpec } from '../core/specs.js';
 import type { Registry } from '../tools/registry.js';
 import { buildContext, progressTokenOf } from './call-context.js';
 import type { Exchange } from './exchange.js';
@@ -17,6 +17,7 @@ import {
 } from './input-required.js';
 import { isObject, RpcCodes, RpcError, type JsonRpcId } from './jsonrpc.js';
 import { paginate } from './pagination.js';
+import { prebuild } from './serialize.js';
 import type { Signer } from '../core/signed.js';
 import { ALL_VERSIONS, negotiateLegacy } from './versions.js';
 
@@ -204,6 +205,36 @@ export function createFeatures(options: FeatureOptions): Features {
     }
   };
 
+  const wireTool = (spec: ToolSpec): Record<string, unknown> => {
+    const tool: Record<string, unknown> = {
+      name: spec.name,
+      description: suffix ? `${spec.description} ${suffix}` : spec.description,
+      inputSchema: spec.inputSchema,
+    };
+    if (spec.title !== undefined) tool['title'] = spec.title;
+    if (spec.outputSchema !== undefined) tool['outputSchema'] = spec.outputSchema;
+    if (spec.annotations !== undefined) tool['annotations'] = spec.annotations;
+    return tool;
+  };
+  /**
+   * Pages of the whole (ungated) tools list in wire form, built and serialized once: the
+   * registry hands out the same list until it changes, so the list is the cache key.
+   */
+  const pages = new WeakMap<readonly ToolSpec[], Map<string, Record<string, unknown>[]>>();
+  const toolPage = (
+    list: readonly ToolSpec[],
+    cursor: unknown,
+    items: readonly ToolSpec[],
+  ): Record<string, unknown>[] => {
+    if (list !== registry.tools()) return items.map(wireTool); // filtered for this caller
+    let byCursor = pages.get(list);
+    if (!byCursor) pages.set(list, (byCursor = new Map()));
+    const key = typeof cursor === 'string' ? cursor : '';
+    let page = byCursor.get(key);
+    if (!page) byCursor.set(key, (page = prebuild(items.map(wireTool))));
+    return page;
+  };
+
   const toolError = (message: string): ToolResult => ({
     content: [{ type: 'text', text: message }],
     isError: true,
@@ -269,17 +300,7 @@ export function createFeatures(options: FeatureOptions): Features {
     async listTools(params, scope) {
       const shown = visible(registry.tools(), scope.exchange.principal);
       const page = paginate(signer, 'tools', shown.items, params['cursor'], pageSize);
-      const tools = page.items.map((spec) => {
-        const tool: Record<string, unknown> = {
-          name: spec.name,
-          description: suffix ? `${spec.description} ${suffix}` : spec.description,
-          inputSchema: spec.inputSchema,
-        };
-        if (spec.title !== undefined) tool['title'] = spec.title;
-        if (spec.outputSchema !== undefined) tool['outputSchema'] = spec.outputSchema;
-        if (spec.annotations !== undefined) tool['annotations'] = spec.annotations;
-        return tool;
-      });
+      const tools = toolPage(shown.items, params['cursor'], page.items);
       return { tools, ...page.next, ...cacheHints(scope, shown.cacheScope) };
     },
 

@@ -17,6 +17,7 @@ import {
   type JsonRpcResponse,
 } from './jsonrpc.js';
 import { createOutbound } from './outbound.js';
+import { serialize } from './serialize.js';
 import { createSession, type InFlight, type Session } from './session.js';
 import { allowsBatch } from './versions.js';
 
@@ -48,7 +49,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
 
   const write = (message: unknown): void => {
     if (!output.writable) return;
-    output.write(`${JSON.stringify(message)}\n`);
+    output.write(`${serialize(message)}\n`);
   };
   const session = createSession('stdio', (method, params) =>
     write({ jsonrpc: '2.0', method, params }),
