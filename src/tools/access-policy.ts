@@ -1,6 +1,7 @@
 // Which schemas, tables and columns a caller may see, and which columns come back masked.
 // One policy serves free SQL (relations and columns resolved from the parse tree) and
 // introspection alike, so a denied table is neither queryable nor listed.
+import { globToRegExp } from '../core/glob.js';
 
 export interface AccessRules {
   /** Schemas that may be used; empty = every schema. Globs with `*`. */
@@ -38,17 +39,9 @@ export const MASK = '****';
 /** System schemas stay readable unless denied explicitly: clients need the catalog. */
 const SYSTEM_SCHEMAS = new Set(['pg_catalog', 'information_schema']);
 
-function glob(pattern: string): RegExp {
-  const body = pattern
-    .split('*')
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${body}$`);
-}
-
 /** A pattern of 1–3 dot-separated parts matched against the last parts of a qualified name. */
 function matcher(patterns: readonly string[], arity: number): (parts: string[]) => boolean {
-  const compiled = patterns.map((p) => p.split('.').map(glob));
+  const compiled = patterns.map((p) => p.split('.').map(globToRegExp));
   return (parts) =>
     compiled.some((pattern) => {
       if (pattern.length > arity) return false;

@@ -3,6 +3,7 @@
 // one refuses what no read-only transaction should even attempt, with a clear reason.
 import { loadModule, parseSync } from 'libpg-query';
 import { AppError, ErrorCodes } from '../core/errors.js';
+import { nameMatcher } from '../core/glob.js';
 
 export type StatementKind = 'read' | 'write';
 
@@ -169,23 +170,12 @@ function explainAnalyzes(node: unknown): boolean {
   });
 }
 
+/** Compiled once per deny-list (the options object lives as long as the tool). */
+const matchers = new WeakMap<readonly string[], (name: string) => boolean>();
 function deniedMatcher(names: readonly string[]): (name: string) => boolean {
-  const exact = new Set<string>();
-  const prefixes: RegExp[] = [];
-  for (const raw of names) {
-    const name = raw.toLowerCase();
-    if (name.includes('*')) {
-      prefixes.push(
-        new RegExp(
-          `^${name
-            .split('*')
-            .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-            .join('.*')}$`,
-        ),
-      );
-    } else exact.add(name);
-  }
-  return (name) => exact.has(name) || prefixes.some((re) => re.test(name));
+  let matcher = matchers.get(names);
+  if (!matcher) matchers.set(names, (matcher = nameMatcher(names)));
+  return matcher;
 }
 
 function invalid(message: string, code: string = ErrorCodes.TOOL_INPUT_INVALID): AppError {

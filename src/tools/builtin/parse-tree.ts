@@ -55,25 +55,4 @@ export function nameParts(list: unknown): string[] {
   );
 }
 
-/** Matcher for names with `*` wildcards (the deny-list syntax of sql-guard). */
-export function nameMatcher(patterns: readonly string[]): (name: string) => boolean {
-  const exact = new Set<string>();
-  const globs: RegExp[] = [];
-  for (const raw of patterns) {
-    const pattern = raw.toLowerCase();
-    if (!pattern.includes('*')) exact.add(pattern);
-    else
-      globs.push(
-        new RegExp(
-          `^${pattern
-            .split('*')
-            .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-            .join('.*')}$`,
-        ),
-      );
-  }
-  return (name) => {
-    const lower = name.toLowerCase();
-    return exact.has(lower) || globs.some((re) => re.test(lower));
-  };
-}
+export { nameMatcher } from '../../core/glob.js';
