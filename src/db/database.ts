@@ -179,6 +179,12 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         broken = error;
       });
     } catch (error) {
+      // A plain server ERROR, or a tool's own refusal between statements, leaves the session
+      // usable; anything else (FATAL, a lost socket) retires the connection, even if the
+      // socket's 'error' event has not arrived yet.
+      if (!(error instanceof AppError) && (error as { severity?: unknown }).severity !== 'ERROR') {
+        broken ??= error instanceof Error ? error : new Error(String(error));
+      }
       if (timedOut) {
         throw new AppError(
           ErrorCodes.DB_TIMEOUT,
