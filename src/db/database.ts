@@ -182,7 +182,8 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       // A plain server ERROR, or a tool's own refusal between statements, leaves the session
       // usable; anything else (FATAL, a lost socket) retires the connection, even if the
       // socket's 'error' event has not arrived yet.
-      if (!(error instanceof AppError) && (error as { severity?: unknown }).severity !== 'ERROR') {
+      const refusal = error instanceof AppError && error.code !== ErrorCodes.RESULT_TOO_LARGE;
+      if (!refusal && (error as { severity?: unknown }).severity !== 'ERROR') {
         broken ??= error instanceof Error ? error : new Error(String(error));
       }
       if (timedOut) {
