@@ -3,6 +3,13 @@
 // Forked by run.mjs; reports its port over IPC and exits when the parent goes away.
 import http from 'node:http';
 
+// run.mjs may hand over pgmcp's tools/list result: the echo then answers tools/list with
+// those same bytes, so a baseline with the same payload size can be measured too.
+let toolsListResult = null;
+process.on('message', (m) => {
+  if (m?.type === 'tools-list') toolsListResult = JSON.stringify(m.result);
+});
+
 const server = http.createServer((req, res) => {
   if (req.method !== 'POST') {
     res.writeHead(405, { allow: 'POST' }).end();
@@ -22,7 +29,11 @@ const server = http.createServer((req, res) => {
       res.writeHead(400, { 'content-type': 'application/json' }).end(error);
       return;
     }
-    const out = JSON.stringify({ jsonrpc: '2.0', id: message?.id ?? null, result: {} });
+    const id = JSON.stringify(message?.id ?? null);
+    const out =
+      message?.method === 'tools/list' && toolsListResult !== null
+        ? `{"jsonrpc":"2.0","id":${id},"result":${toolsListResult}}`
+        : `{"jsonrpc":"2.0","id":${id},"result":{}}`;
     res.writeHead(200, {
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(out),

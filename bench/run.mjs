@@ -69,6 +69,13 @@ const CELL_SLACK_MS = 30_000;
 const VARIANTS = [
   { key: 'echo', label: 'bare node:http JSON echo', kind: 'http', server: 'echo', op: 'echo' },
   {
+    key: 'echo-list',
+    label: 'bare echo, same tools/list bytes',
+    kind: 'http',
+    server: 'echo',
+    op: 'tools/list',
+  },
+  {
     key: 'ping',
     label: 'pgmcp ping (legacy session)',
     kind: 'http',
@@ -435,6 +442,18 @@ async function main() {
   const loadgen = startLoadgen();
   const legacyHeaders = await openLegacySession(pgmcp.url);
   const modernHeaders = { 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'tools/list' };
+  // The echo learns pgmcp's tools/list answer, for the same-payload baseline.
+  const listed = await fetch(pgmcp.url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...legacyHeaders,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'bench-list', method: 'tools/list', params: {} }),
+    signal: AbortSignal.timeout(10_000),
+  }).then((r) => r.json());
+  echo.child.send({ type: 'tools-list', result: listed.result });
 
   const warmupMs = Math.round(warmupSeconds * 1000);
   const durationMs = Math.round(measureSeconds * 1000);
@@ -607,6 +626,7 @@ async function main() {
   const maxC = Math.max(...concurrencies);
   const ratios = {
     listVsEcho: {},
+    listVsEchoSameBytes: {},
     listModernVsEcho: {},
     pingVsEcho: {},
     callVsRaw: {},
@@ -616,6 +636,9 @@ async function main() {
   };
   for (const c of concurrencies) {
     if (has('list') && has('echo')) ratios.listVsEcho[c] = ratio('list', 'echo', c);
+    if (has('list') && has('echo-list')) {
+      ratios.listVsEchoSameBytes[c] = ratio('list', 'echo-list', c);
+    }
     if (has('list-modern') && has('echo'))
       ratios.listModernVsEcho[c] = ratio('list-modern', 'echo', c);
     if (has('ping') && has('echo')) ratios.pingVsEcho[c] = ratio('ping', 'echo', c);
@@ -697,6 +720,9 @@ async function main() {
       `  ${pad(name, 40, true)} ${concurrencies.map((c) => `C=${c}: ${fixed(map[c], 2)}×`).join('   ')}`,
     );
   if (Object.keys(ratios.listVsEcho).length) row('tools/list (legacy) / echo', ratios.listVsEcho);
+  if (Object.keys(ratios.listVsEchoSameBytes).length) {
+    row('tools/list (legacy) / echo, same bytes', ratios.listVsEchoSameBytes);
+  }
   if (Object.keys(ratios.listModernVsEcho).length)
     row(`tools/list (${MODERN_VERSION}) / echo`, ratios.listModernVsEcho);
   if (Object.keys(ratios.pingVsEcho).length) row('ping / echo', ratios.pingVsEcho);
