@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { ANONYMOUS } from '../core/principal.js';
 import type { Dispatcher, Outcome } from '../mcp/dispatcher.js';
 import type { Exchange } from '../mcp/exchange.js';
-import { checkLegacyVersionHeader, checkModernHeaders } from '../mcp/headers.js';
+import { checkLegacyVersionHeader, checkModernHeaders, headerValue } from '../mcp/headers.js';
 import {
   classify,
   errorResponse,
@@ -16,7 +16,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../mcp/jsonrpc.js';
-import { allowsBatch, isModernVersion } from '../mcp/versions.js';
+import { batchRefusal, isModernVersion } from '../mcp/versions.js';
 import type { Registry } from '../tools/registry.js';
 import { accepts, sendJson, sendRpcError } from './replies.js';
 import type { HttpSession, SessionStore } from './sessions.js';
@@ -34,10 +34,8 @@ export interface McpRouteOptions {
 
 const RETRY_MS = 1000;
 
-function header(req: FastifyRequest, name: string): string | undefined {
-  const value = req.headers[name];
-  return (Array.isArray(value) ? value[0] : value)?.trim() || undefined;
-}
+const header = (req: FastifyRequest, name: string): string | undefined =>
+  headerValue(req.headers[name]);
 
 export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
   const { dispatcher, sessions, logger, registry } = options;
@@ -242,13 +240,9 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
   ): Promise<void> => {
     const session = sessionFor(req, reply);
     if (!session) return;
-    if (!allowsBatch(session.protocolVersion ?? undefined) || messages.length === 0) {
-      sendRpcError(
-        reply,
-        400,
-        RpcCodes.INVALID_REQUEST,
-        'Batches are only accepted with protocol version 2025-03-26 and must not be empty.',
-      );
+    const refusal = batchRefusal(session.protocolVersion, messages.length);
+    if (refusal) {
+      sendRpcError(reply, 400, RpcCodes.INVALID_REQUEST, refusal);
       return;
     }
     const exchange: Exchange = {

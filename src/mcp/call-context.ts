@@ -1,14 +1,8 @@
 // Builds the CallContext a handler sees, for either era.
-import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
-import {
-  INPUT_CAPABILITY,
-  LOG_LEVELS,
-  type CallContext,
-  type InputRequest,
-  type LogLevel,
-} from '../core/specs.js';
+import { LOG_LEVELS, type CallContext, type InputRequest, type LogLevel } from '../core/specs.js';
 import type { Exchange } from './exchange.js';
+import { requireInputCapabilities } from './input-required.js';
 import { isObject } from './jsonrpc.js';
 
 export interface ContextInput {
@@ -41,16 +35,7 @@ export function buildContext(input: ContextInput): BuiltContext {
     requests: Record<K, InputRequest>,
   ): Promise<Record<K, unknown>> => {
     const entries = Object.entries(requests) as [K, InputRequest][];
-    for (const [, request] of entries) {
-      const capability = INPUT_CAPABILITY[request.method];
-      if (!isObject(clientCapabilities[capability])) {
-        throw new AppError(
-          ErrorCodes.CAPABILITY_MISSING,
-          `The client does not support ${capability} (it did not declare the capability), so this cannot run.`,
-          { category: 'input', details: { requiredCapabilities: { [capability]: {} } } },
-        );
-      }
-    }
+    requireInputCapabilities(requests, clientCapabilities);
     const out = {} as Record<K, unknown>;
     for (const [key, request] of entries) {
       out[key] = await exchange.request(request.method, request.params, input.signal);

@@ -4,8 +4,12 @@ import { isObject, RpcCodes, RpcError, type JsonRpcRequest } from './jsonrpc.js'
 import { ALL_VERSIONS, META_PROTOCOL_VERSION } from './versions.js';
 
 type HeaderValue = string | string[] | undefined;
+// A header's value, trimmed (the first one if repeated); '' when present but empty.
 const one = (value: HeaderValue): string | undefined =>
   (Array.isArray(value) ? value[0] : value)?.trim();
+
+/** A header's value, trimmed; undefined when absent or empty. */
+export const headerValue = (value: HeaderValue): string | undefined => one(value) || undefined;
 
 /**
  * Modern era: MCP-Protocol-Version must repeat the _meta version, and Mcp-Method /

@@ -82,23 +82,34 @@ export function answerFits(request: InputRequest, answer: unknown): boolean {
 }
 
 /** ctx.requestInput for the modern era. */
+/**
+ * Both eras: refuse input requests the client did not declare it can answer. The details
+ * carry the ClientCapabilities object the modern era puts in its -32021 error.
+ */
+export function requireInputCapabilities(
+  requests: Record<string, InputRequest>,
+  clientCapabilities: Record<string, unknown>,
+): void {
+  const missing: Record<string, unknown> = {};
+  for (const request of Object.values(requests)) {
+    const capability = INPUT_CAPABILITY[request.method];
+    if (!isObject(clientCapabilities[capability])) missing[capability] = {};
+  }
+  if (Object.keys(missing).length > 0) {
+    throw new AppError(
+      ErrorCodes.CAPABILITY_MISSING,
+      `This request needs the client capabilities: ${Object.keys(missing).join(', ')} (the client did not declare them).`,
+      { category: 'input', details: { requiredCapabilities: missing } },
+    );
+  }
+}
+
 export function modernRequestInput(round: InputRound, clientCapabilities: Record<string, unknown>) {
   return async <K extends string>(
     requests: Record<K, InputRequest>,
   ): Promise<Record<K, unknown>> => {
     const entries = Object.entries(requests) as [K, InputRequest][];
-    const missingCaps: Record<string, unknown> = {};
-    for (const [, request] of entries) {
-      const capability = INPUT_CAPABILITY[request.method];
-      if (!isObject(clientCapabilities[capability])) missingCaps[capability] = {};
-    }
-    if (Object.keys(missingCaps).length > 0) {
-      throw new AppError(
-        ErrorCodes.CAPABILITY_MISSING,
-        `This request needs the client capabilities: ${Object.keys(missingCaps).join(', ')}.`,
-        { category: 'input', details: { requiredCapabilities: missingCaps } },
-      );
-    }
+    requireInputCapabilities(requests, clientCapabilities);
     const missing: Record<string, InputRequest> = {};
     const out = {} as Record<K, unknown>;
     for (const [key, request] of entries) {

@@ -19,7 +19,7 @@ import {
 import { createOutbound } from './outbound.js';
 import { serialize } from './serialize.js';
 import { createSession, type InFlight, type Session } from './session.js';
-import { allowsBatch } from './versions.js';
+import { batchRefusal } from './versions.js';
 
 export interface StdioServerOptions {
   dispatcher: Dispatcher;
@@ -126,14 +126,9 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
       return;
     }
     if (Array.isArray(parsed)) {
-      if (!allowsBatch(session.protocolVersion ?? undefined) || parsed.length === 0) {
-        write(
-          errorResponse(null, {
-            code: RpcCodes.INVALID_REQUEST,
-            message:
-              'Batches are only accepted with protocol version 2025-03-26 and must not be empty.',
-          }),
-        );
+      const refusal = batchRefusal(session.protocolVersion, parsed.length);
+      if (refusal) {
+        write(errorResponse(null, { code: RpcCodes.INVALID_REQUEST, message: refusal }));
         return;
       }
       track(

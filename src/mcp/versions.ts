@@ -30,7 +30,9 @@ export function negotiateLegacy(requested: unknown): string {
   return LATEST_LEGACY;
 }
 
-/** Batches (JSON arrays) exist only in 2025-03-26. */
-export function allowsBatch(version: string | undefined): boolean {
-  return version === '2025-03-26';
+/** Batches (JSON arrays) exist only in 2025-03-26. Returns why a batch is refused, or null. */
+export function batchRefusal(version: string | null, size: number): string | null {
+  return version === '2025-03-26' && size > 0
+    ? null
+    : 'Batches are only accepted with protocol version 2025-03-26 and must not be empty.';
 }
