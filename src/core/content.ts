@@ -16,6 +16,7 @@ export interface ToolResult {
   content: ContentBlock[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
+  _meta?: Record<string, unknown>;
 }
 
 export interface PromptMessage {

@@ -74,10 +74,3 @@ export const ErrorCodes = {
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
-
-export function internalError(cause: unknown): AppError {
-  return new AppError(ErrorCodes.INTERNAL, 'Internal error; see the server log for details.', {
-    category: 'internal',
-    cause,
-  });
-}

@@ -64,6 +64,8 @@ export interface CallContext {
    * Returns false where that is impossible (stdio, the modern era).
    */
   disconnectStream(retryMs?: number): boolean;
+  /** Report how long one stage of the work took (HTTP: Server-Timing; the debug log). */
+  timing?(stage: string, durationMs: number): void;
 }
 
 export interface ToolAnnotations {

@@ -2,30 +2,21 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { ANONYMOUS } from '../core/principal.js';
-import type { Dispatcher, Outcome } from '../mcp/dispatcher.js';
-import type { Exchange } from '../mcp/exchange.js';
-import { checkLegacyVersionHeader, checkModernHeaders, headerValue } from '../mcp/headers.js';
-import {
-  classify,
-  errorResponse,
-  recoverId,
-  RpcCodes,
-  RpcError,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-} from '../mcp/jsonrpc.js';
-import { batchRefusal, isModernVersion } from '../mcp/versions.js';
-import type { Registry } from '../tools/registry.js';
+import { ANONYMOUS, type Principal } from '../core/principal.js';
+import type { RequestChannel } from '../mcp/channel.js';
+import type { Dispatcher, Era } from '../mcp/dispatcher.js';
+import { checkLegacyVersionHeader, headerValue } from '../mcp/headers.js';
+import { deliver, inspect, type Incoming, type Link } from '../mcp/inbound.js';
+import { RpcCodes, RpcError, type JsonRpcRequest } from '../mcp/jsonrpc.js';
+import { isModernVersion } from '../mcp/versions.js';
 import { accepts, sendJson, sendRpcError } from './replies.js';
 import type { HttpSession, SessionStore } from './sessions.js';
 import { GET_STREAM_ID } from './sessions.js';
 import { parseEventId, SseStream, startSse } from './sse.js';
+import { statusOf } from './status.js';
 
 export interface McpRouteOptions {
   paths: string[];
-  registry: Registry;
   dispatcher: Dispatcher;
   sessions: SessionStore;
   logger: Logger;
@@ -37,8 +28,32 @@ const RETRY_MS = 1000;
 const header = (req: FastifyRequest, name: string): string | undefined =>
   headerValue(req.headers[name]);
 
+interface ServerTimings {
+  add(stage: string, durationMs: number): void;
+  /** The Server-Timing header value; '' when nothing was timed. */
+  readonly header: string;
+}
+
+/** Stage timings a handler reports, as a Server-Timing header (`parse;dur=0.41, run;dur=1.9`). */
+function serverTimings(): ServerTimings {
+  const parts: string[] = [];
+  return {
+    add(stage, durationMs) {
+      if (/^[A-Za-z0-9_-]+$/.test(stage)) parts.push(`${stage};dur=${durationMs.toFixed(2)}`);
+    },
+    get header() {
+      return parts.join(', ');
+    },
+  };
+}
+
+/** Messages that are not requests never get a channel. */
+const noChannel = (request: JsonRpcRequest): never => {
+  throw new Error(`no channel for ${request.method}`);
+};
+
 export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
-  const { dispatcher, sessions, logger, registry } = options;
+  const { dispatcher, sessions, logger } = options;
 
   /** Find the session a legacy request names, or answer 400/404 and return null. */
   const sessionFor = (
@@ -53,7 +68,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
         400,
         RpcCodes.INVALID_REQUEST,
         'Missing Mcp-Session-Id header: send initialize first.',
-        recoverId({ id }),
+        typeof id === 'string' || typeof id === 'number' ? id : null,
       );
       return null;
     }
@@ -62,14 +77,68 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       sendRpcError(
         reply,
         404,
-        RpcCodes.AUTH_REQUIRED,
+        RpcCodes.SESSION_NOT_FOUND,
         'Session not found: it ended or expired; initialize again.',
-        recoverId({ id }),
+        typeof id === 'string' || typeof id === 'number' ? id : null,
       );
       return null;
     }
     return session;
   };
+
+  /**
+   * The handle for one request on this HTTP exchange. A lone request gets a response that
+   * turns into an SSE stream as soon as it sends a notification or a request to the client
+   * (`stream()` opens it); a request inside a batch has no stream of its own.
+   */
+  const channelFor = (
+    session: HttpSession | null,
+    era: Era,
+    principal: Principal,
+    stream: (() => SseStream) | null,
+    signal: AbortSignal | undefined,
+    timings?: ServerTimings,
+  ): RequestChannel => ({
+    session,
+    principal,
+    inFlight: session?.inFlight ?? null,
+    signal,
+    timing: timings?.add,
+    notify: (method, params) => stream?.().send({ jsonrpc: '2.0', method, params }),
+    disconnect: (retryMs = RETRY_MS) => {
+      // Only a resumable stream (legacy, with a session's event store) may drop its connection.
+      if (era === 'modern' || !session || !stream) return false;
+      const s = stream();
+      s.retry(retryMs);
+      s.end(false);
+      return true;
+    },
+    request: (method, params, abort) => {
+      if (!session || !stream) {
+        return Promise.reject(
+          new RpcError(
+            RpcCodes.INTERNAL_ERROR,
+            stream
+              ? 'Server→client requests need a legacy session.'
+              : 'Server→client requests are not available inside a batch.',
+          ),
+        );
+      }
+      return session.outbound.request((message) => stream().send(message), method, params, abort);
+    },
+  });
+
+  const linkFor = (
+    req: FastifyRequest,
+    session: HttpSession | null,
+    channel: Link['channel'],
+  ): Link => ({
+    session,
+    inFlight: session?.inFlight ?? null,
+    outbound: session?.outbound ?? null,
+    headers: req.headers,
+    channel,
+  });
 
   /**
    * Run one request and answer it: as JSON when it produced nothing but its result, or
@@ -78,19 +147,18 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
   const respond = async (
     req: FastifyRequest,
     reply: FastifyReply,
-    request: JsonRpcRequest,
+    incoming: Extract<Incoming, { kind: 'request' }>,
     session: HttpSession | null,
-    modern: boolean,
-    onAnswered?: (outcome: Outcome) => void,
+    onAnswered?: (answered: boolean) => void,
   ): Promise<void> => {
     const res = reply.raw;
+    const modern = incoming.era === 'modern';
     let stream: SseStream | null = null;
-    // Only the modern era cancels on a closed stream, so only it needs a controller.
-    const transportAbort = modern ? new AbortController() : null;
     // Modern era: closing the response stream cancels the request. Legacy: it does not.
-    if (modern) {
+    const transportAbort = modern ? new AbortController() : null;
+    if (transportAbort) {
       res.on('close', () => {
-        if (!res.writableFinished) transportAbort?.abort(new Error('client closed the stream'));
+        if (!res.writableFinished) transportAbort.abort(new Error('client closed the stream'));
       });
     }
     const sessionHeaders: Record<string, string> = session ? { 'mcp-session-id': session.id } : {};
@@ -110,37 +178,18 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       }
       return stream;
     };
-    const exchange: Exchange = {
-      session,
-      era: modern ? 'modern' : 'legacy',
-      principal: ANONYMOUS,
-      inFlight: session?.inFlight ?? null,
-      signal: transportAbort?.signal,
-      notify: (method, params) => ensureStream().send({ jsonrpc: '2.0', method, params }),
-      disconnect: (retryMs = RETRY_MS) => {
-        // Only a resumable stream (legacy, with a session's event store) may drop its connection.
-        if (modern || !session) return false;
-        const s = ensureStream();
-        s.retry(retryMs);
-        s.end(false);
-        return true;
-      },
-      request: (method, params, signal) => {
-        if (!session) {
-          return Promise.reject(
-            new RpcError(RpcCodes.INTERNAL_ERROR, 'Server→client requests need a legacy session.'),
-          );
-        }
-        return session.outbound.request(
-          (message) => ensureStream().send(message),
-          method,
-          params,
-          signal,
-        );
-      },
-    };
-    const outcome = await dispatcher.handleRequest(request, exchange);
-    onAnswered?.(outcome);
+    const timings = serverTimings();
+    const link = linkFor(req, session, (_request, era) =>
+      channelFor(session, era, ANONYMOUS, ensureStream, transportAbort?.signal, timings),
+    );
+    const delivery = await deliver(dispatcher, incoming, link);
+    if (delivery.kind !== 'answered') return; // only requests reach respond()
+    const { outcome } = delivery;
+    const answered = 'result' in outcome.response;
+    if (timings.header) {
+      logger.debug({ method: incoming.request.method, timings: timings.header }, 'stage timings');
+    }
+    onAnswered?.(answered);
     if (stream !== null) {
       const s: SseStream = stream;
       s.send(outcome.response);
@@ -149,8 +198,10 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       return;
     }
     // A failed initialize creates no session, so it names none.
-    const named = onAnswered === undefined || 'result' in outcome.response;
-    sendJson(reply, outcome.status, outcome.response, named ? sessionHeaders : {});
+    const named = onAnswered === undefined || answered;
+    const headers = named ? { ...sessionHeaders } : {};
+    if (timings.header) headers['server-timing'] = timings.header;
+    sendJson(reply, statusOf(outcome), outcome.response, headers);
   };
 
   const post = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
@@ -173,110 +224,60 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       sendRpcError(reply, 400, RpcCodes.PARSE_ERROR, 'Parse error: the body is not valid JSON.');
       return;
     }
-    if (Array.isArray(message)) return batch(req, reply, message);
-    const kind = classify(message);
-    if (kind === 'invalid') {
-      sendRpcError(
-        reply,
-        400,
-        RpcCodes.INVALID_REQUEST,
-        'Invalid JSON-RPC message: expected one request, notification or response.',
-        recoverId(message),
-      );
-      return;
-    }
-    if (kind === 'response' || kind === 'notification') {
-      const isModernNotification =
-        kind === 'notification' && isModernVersion(header(req, 'mcp-protocol-version') ?? '');
-      const session = isModernNotification ? null : sessionFor(req, reply);
-      if (!isModernNotification && !session) return;
-      if (kind === 'response') session!.outbound.settle(message as Record<string, unknown>);
-      else {
-        dispatcher.handleNotification(message as JsonRpcNotification, {
-          session,
-          principal: ANONYMOUS,
-          inFlight: session?.inFlight ?? null,
-          notify: () => undefined,
-          request: () => Promise.reject(new Error('not available for notifications')),
-        });
-      }
-      reply.code(202).send();
-      return;
-    }
-    const request = message as JsonRpcRequest;
     const headerEra = isModernVersion(header(req, 'mcp-protocol-version') ?? '')
       ? 'modern'
       : undefined;
-    if (dispatcher.eraOf(request, { era: headerEra }) === 'modern') {
-      try {
-        checkModernHeaders(request, req.headers, (name) => registry.tool(name)?.spec.inputSchema);
-      } catch (error) {
-        const e = error as RpcError;
-        sendRpcError(reply, e.httpStatus, e.code, e.message, request.id, e.data);
+    const incoming = inspect(message, headerEra);
+    switch (incoming.kind) {
+      case 'invalid': {
+        const delivery = await deliver(dispatcher, incoming, linkFor(req, null, noChannel));
+        if (delivery.kind === 'refused') sendJson(reply, 400, delivery.response);
         return;
       }
-      return respond(req, reply, request, null, true);
+      case 'batch': {
+        const session = sessionFor(req, reply);
+        if (!session) return;
+        const delivery = await deliver(
+          dispatcher,
+          incoming,
+          linkFor(req, session, (_request, era) =>
+            channelFor(session, era, ANONYMOUS, null, undefined),
+          ),
+        );
+        if (delivery.kind === 'refused') sendJson(reply, 400, delivery.response);
+        else if (delivery.kind === 'batch' && delivery.responses.length > 0)
+          sendJson(reply, 200, delivery.responses, { 'mcp-session-id': session.id });
+        else reply.code(202).send();
+        return;
+      }
+      case 'notification':
+      case 'response': {
+        // A modern notification belongs to no session; everything else names one.
+        const sessionless = incoming.kind === 'notification' && incoming.era === 'modern';
+        const session = sessionless ? null : sessionFor(req, reply);
+        if (!sessionless && !session) return;
+        await deliver(dispatcher, incoming, linkFor(req, session, noChannel));
+        reply.code(202).send();
+        return;
+      }
+      default:
+        break;
     }
+    if (incoming.era === 'modern') return respond(req, reply, incoming, null);
     const versionProblem = checkLegacyVersionHeader(req.headers);
     if (versionProblem) {
-      sendRpcError(reply, 400, RpcCodes.INVALID_REQUEST, versionProblem, request.id);
+      sendRpcError(reply, 400, RpcCodes.INVALID_REQUEST, versionProblem, incoming.request.id);
       return;
     }
-    if (request.method === 'initialize') {
+    if (incoming.request.method === 'initialize') {
       const session = sessions.create();
-      return respond(req, reply, request, session, false, (outcome) => {
-        if ('result' in outcome.response) sessions.register(session);
+      return respond(req, reply, incoming, session, (answered) => {
+        if (answered) sessions.register(session);
       });
     }
-    const session = sessionFor(req, reply, request.id);
+    const session = sessionFor(req, reply, incoming.request.id);
     if (!session) return;
-    return respond(req, reply, request, session, false);
-  };
-
-  const batch = async (
-    req: FastifyRequest,
-    reply: FastifyReply,
-    messages: unknown[],
-  ): Promise<void> => {
-    const session = sessionFor(req, reply);
-    if (!session) return;
-    const refusal = batchRefusal(session.protocolVersion, messages.length);
-    if (refusal) {
-      sendRpcError(reply, 400, RpcCodes.INVALID_REQUEST, refusal);
-      return;
-    }
-    const exchange: Exchange = {
-      session,
-      principal: ANONYMOUS,
-      inFlight: session.inFlight,
-      notify: () => undefined,
-      request: () =>
-        Promise.reject(
-          new RpcError(
-            RpcCodes.INTERNAL_ERROR,
-            'Server→client requests are not available inside a batch.',
-          ),
-        ),
-    };
-    const answers = await Promise.all(
-      messages.map(async (m): Promise<JsonRpcResponse | null> => {
-        const kind = classify(m);
-        if (kind === 'request')
-          return (await dispatcher.handleRequest(m as JsonRpcRequest, exchange)).response;
-        if (kind === 'notification')
-          dispatcher.handleNotification(m as JsonRpcNotification, exchange);
-        else if (kind === 'response') session.outbound.settle(m as Record<string, unknown>);
-        else
-          return errorResponse(recoverId(m), {
-            code: RpcCodes.INVALID_REQUEST,
-            message: 'Invalid JSON-RPC message in batch.',
-          });
-        return null;
-      }),
-    );
-    const responses = answers.filter((a): a is JsonRpcResponse => a !== null);
-    if (responses.length === 0) reply.code(202).send();
-    else sendJson(reply, 200, responses, { 'mcp-session-id': session.id });
+    return respond(req, reply, incoming, session);
   };
 
   const get = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {

@@ -109,7 +109,6 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
   });
 
   registerMcpRoutes(app, {
-    registry: deps.registry,
     paths,
     dispatcher,
     sessions,

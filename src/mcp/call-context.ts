@@ -1,12 +1,12 @@
 // Builds the CallContext a handler sees, for either era.
 import type { Principal } from '../core/principal.js';
 import { LOG_LEVELS, type CallContext, type InputRequest, type LogLevel } from '../core/specs.js';
-import type { Exchange } from './exchange.js';
+import type { RequestChannel } from './channel.js';
 import { requireInputCapabilities } from './input-required.js';
 import { isObject } from './jsonrpc.js';
 
 export interface ContextInput {
-  exchange: Exchange;
+  channel: RequestChannel;
   principal: Principal;
   signal: AbortSignal;
   progressToken: string | number | undefined;
@@ -27,7 +27,7 @@ export interface BuiltContext {
 const rank = (level: LogLevel): number => LOG_LEVELS.indexOf(level);
 
 export function buildContext(input: ContextInput): BuiltContext {
-  const { exchange, progressToken, logLevel, clientCapabilities } = input;
+  const { channel, progressToken, logLevel, clientCapabilities } = input;
   let done = false;
   let lastProgress = -Infinity;
 
@@ -38,7 +38,7 @@ export function buildContext(input: ContextInput): BuiltContext {
     requireInputCapabilities(requests, clientCapabilities);
     const out = {} as Record<K, unknown>;
     for (const [key, request] of entries) {
-      out[key] = await exchange.request(request.method, request.params, input.signal);
+      out[key] = await channel.request(request.method, request.params, input.signal);
     }
     return out;
   };
@@ -52,18 +52,19 @@ export function buildContext(input: ContextInput): BuiltContext {
       const params: Record<string, unknown> = { progressToken, progress };
       if (total !== undefined) params['total'] = total;
       if (message !== undefined) params['message'] = message;
-      exchange.notify('notifications/progress', params);
+      channel.notify('notifications/progress', params);
     },
     log(level, data, logger) {
       if (done || logLevel === null || rank(level) < rank(logLevel)) return;
       const params: Record<string, unknown> = { level, data };
       if (logger !== undefined) params['logger'] = logger;
-      exchange.notify('notifications/message', params);
+      channel.notify('notifications/message', params);
     },
     clientSupports: (capability) => isObject(clientCapabilities[capability]),
     requestInput: input.requestInput ?? legacyRequestInput,
     resumedFromState: (input.round ?? 0) > 0,
-    disconnectStream: (retryMs) => (done ? false : (exchange.disconnect?.(retryMs) ?? false)),
+    timing: (stage, durationMs) => channel.timing?.(stage, durationMs),
+    disconnectStream: (retryMs) => (done ? false : (channel.disconnect?.(retryMs) ?? false)),
   };
   return {
     ctx,

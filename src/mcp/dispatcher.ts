@@ -2,10 +2,12 @@
 // the legacy era (initialize + session) or the modern era (_meta envelope, stateless),
 // checked, dispatched, and its outcome mapped to a JSON-RPC result or error in one place.
 import type { Logger } from 'pino';
-import { isAppError } from '../core/errors.js';
-import type { Principal } from '../core/principal.js';
+import type { ErrorCategory } from '../core/errors.js';
+import type { ExchangeRecord } from '../tools/handlers/exchange-log.js';
 import type { Registry } from '../tools/registry.js';
-import type { Exchange } from './exchange.js';
+import type { RequestChannel } from './channel.js';
+import { rpcErrorOf } from './errors.js';
+import { checkModernHeaders, type HeaderValue } from './headers.js';
 import {
   errorResponse,
   isObject,
@@ -16,7 +18,8 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from './jsonrpc.js';
-import { createFeatures, type FeatureOptions, type RequestScope } from './features.js';
+import { createFeatures, type FeatureOptions, type RequestScope } from './methods/index.js';
+import type { InFlight } from './session.js';
 import {
   ALL_VERSIONS,
   isModernVersion,
@@ -30,41 +33,30 @@ import { listen, parseListenFilter } from './subscriptions.js';
 
 export type Era = 'legacy' | 'modern';
 
-/** One answered request, as the exchange log records it. */
-export interface ExchangeEvent {
-  principal: Principal;
-  method: string;
-  /** The tool or prompt name, or the URI read; null for other methods. */
-  name: string | null;
-  durationMs: number;
-  /** 'error' for a JSON-RPC error and for a tool result with isError. */
-  outcome: 'ok' | 'error';
-  /** JSON-RPC error code, or the SQLSTATE / PGMCP code behind a tool error; null when ok. */
-  errorCode: string | number | null;
-  /** The tool or prompt arguments as sent (the log stores them only when told to). */
-  args?: unknown;
-}
-
 export interface DispatcherOptions extends FeatureOptions {
   registry: Registry;
   logger: Logger;
   /** Aborted at shutdown: ends long-lived subscriptions/listen requests gracefully. */
   shutdown?: AbortSignal;
   /** Called after every request is answered (never for notifications). Must not throw. */
-  onExchange?(event: ExchangeEvent): void;
+  onExchange?(record: ExchangeRecord): void;
 }
 
+/** A request's answer, with what a transport needs to carry it (HTTP derives its status). */
 export interface Outcome {
   response: JsonRpcResponse;
-  /** HTTP status to answer with (200 unless the era's rules say otherwise). */
-  status: number;
+  era: Era;
+  /** For an error response: what kind of failure it was, when known. */
+  category?: ErrorCategory | undefined;
 }
 
 export interface Dispatcher {
-  /** Modern when _meta carries a protocol version, or the transport says so. */
-  eraOf(request: JsonRpcRequest, exchange?: Pick<Exchange, 'era'>): Era;
-  handleRequest(request: JsonRpcRequest, exchange: Exchange): Promise<Outcome>;
-  handleNotification(notification: JsonRpcNotification, exchange: Exchange): void;
+  /** Answer one request of the given era (decided by the transport seam, mcp/inbound.ts). */
+  handleRequest(request: JsonRpcRequest, era: Era, channel: RequestChannel): Promise<Outcome>;
+  /** Act on a notification; only cancellation needs the requests in flight. */
+  handleNotification(notification: JsonRpcNotification, inFlight: InFlight | null): void;
+  /** Modern era over HTTP: the headers must agree with the body. An error outcome when not. */
+  checkHeaders(request: JsonRpcRequest, headers: Record<string, HeaderValue>): Outcome | null;
   /** Capabilities as advertised by initialize and server/discover. */
   readonly capabilities: Record<string, unknown>;
   readonly serverInfo: { name: string; version: string };
@@ -88,13 +80,13 @@ const BOTH: readonly Era[] = ['legacy', 'modern'];
 const MODERN_ONLY: readonly Era[] = ['modern'];
 
 /** What the exchange log records of one answered request. */
-function exchangeEvent(
+function exchangeRecord(
   request: JsonRpcRequest,
-  exchange: Exchange,
+  channel: RequestChannel,
   outcome: Outcome,
   note: NonNullable<RequestScope['note']>,
   started: number,
-): ExchangeEvent {
+): ExchangeRecord {
   const params = request.params ?? {};
   const named =
     request.method === 'resources/read'
@@ -109,16 +101,16 @@ function exchangeEvent(
     failed = true;
     errorCode = note.errorCode ?? null;
   }
-  const event: ExchangeEvent = {
-    principal: exchange.principal,
+  const record: ExchangeRecord = {
+    principal: channel.principal,
     method: request.method,
     name: typeof named === 'string' ? named : null,
     durationMs: performance.now() - started,
     outcome: failed ? 'error' : 'ok',
     errorCode,
   };
-  if (params['arguments'] !== undefined) event.args = params['arguments'];
-  return event;
+  if (params['arguments'] !== undefined) record.args = params['arguments'];
+  return record;
 }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
@@ -147,8 +139,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         const filter = parseListenFilter(params);
         // notifications/cancelled for this request ends it too (stdio has no stream to close).
         const cancel = new AbortController();
-        scope.exchange.inFlight?.set(scope.id, cancel);
-        const signals = [scope.exchange.signal, options.shutdown, cancel.signal].filter(
+        scope.channel.inFlight?.set(scope.id, cancel);
+        const signals = [scope.channel.signal, options.shutdown, cancel.signal].filter(
           (s): s is AbortSignal => !!s,
         );
         try {
@@ -156,21 +148,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
             options.registry,
             filter,
             scope.id,
-            scope.exchange.notify,
+            scope.channel.notify,
             AbortSignal.any(signals),
           );
         } finally {
-          scope.exchange.inFlight?.delete(scope.id);
+          scope.channel.inFlight?.delete(scope.id);
         }
         return {};
       },
     },
-  };
-
-  const eraOf = (request: JsonRpcRequest, exchange?: Pick<Exchange, 'era'>): Era => {
-    if (exchange?.era) return exchange.era;
-    const meta = request.params?.['_meta'];
-    return isObject(meta) && META_PROTOCOL_VERSION in meta ? 'modern' : 'legacy';
   };
 
   /** Checks the modern envelope; returns the request's client capabilities and log level. */
@@ -214,10 +200,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   const run = async (
     request: JsonRpcRequest,
-    exchange: Exchange,
+    era: Era,
+    channel: RequestChannel,
     note: RequestScope['note'],
   ): Promise<Outcome> => {
-    const era = eraOf(request, exchange);
     const params = request.params ?? {};
     const def = table[request.method];
     if (!def || !def.eras.includes(era)) {
@@ -229,14 +215,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       scope = {
         era,
         id: request.id,
-        exchange,
+        channel,
         clientCapabilities: envelope.capabilities,
         logLevel: envelope.logLevel,
         protocolVersion: envelope.version,
         note,
       };
     } else {
-      const session = exchange.session;
+      const session = channel.session;
       if (!session) {
         throw new RpcError(RpcCodes.INVALID_REQUEST, 'No session: send initialize first.');
       }
@@ -249,7 +235,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       scope = {
         era,
         id: request.id,
-        exchange,
+        channel,
         clientCapabilities: session.clientCapabilities,
         logLevel: session.logLevel ?? 'info',
         protocolVersion: session.protocolVersion ?? '',
@@ -264,77 +250,63 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         ...serverInfoMeta,
       };
     }
-    return { response: resultResponse(request.id, result), status: 200 };
+    return { response: resultResponse(request.id, result), era };
   };
 
-  /** Runs a request and maps whatever it threw to the JSON-RPC answer, in one place. */
+  /** Runs a request; whatever it threw becomes the JSON-RPC error (mcp/errors.ts). */
   const answer = async (
     request: JsonRpcRequest,
-    exchange: Exchange,
+    era: Era,
+    channel: RequestChannel,
     note: RequestScope['note'],
   ): Promise<Outcome> => {
     try {
-      return await run(request, exchange, note);
+      return await run(request, era, channel, note);
     } catch (error) {
-      if (error instanceof RpcError) {
-        const body: { code: number; message: string; data?: unknown } = {
-          code: error.code,
-          message: error.message,
-        };
-        if (error.data !== undefined) body.data = error.data;
-        const modern = eraOf(request, exchange) === 'modern';
-        return {
-          response: errorResponse(request.id, body),
-          status: modern || error.code === RpcCodes.HEADER_MISMATCH ? error.httpStatus : 200,
-        };
-      }
-      const ref = `${Date.now().toString(36)}-${String(request.id).slice(0, 16)}`;
-      logger.error({ err: error, method: request.method, ref }, 'request failed');
-      const message =
-        isAppError(error) && error.category !== 'internal'
-          ? error.message
-          : `Internal error (reference ${ref}).`;
-      return {
-        response: errorResponse(request.id, { code: RpcCodes.INTERNAL_ERROR, message }),
-        status: 200,
-      };
+      const { body, category } = rpcErrorOf(
+        error,
+        (ref) => logger.error({ err: error, method: request.method, ref }, 'request failed'),
+        request.id,
+      );
+      return { response: errorResponse(request.id, body), era, category };
     }
   };
 
   return {
-    eraOf,
     capabilities: features.capabilities,
     serverInfo: features.serverInfo,
-    async handleRequest(request, exchange) {
-      if (!options.onExchange) return answer(request, exchange, undefined);
+    async handleRequest(request, era, channel) {
+      if (!options.onExchange) return answer(request, era, channel, undefined);
       const started = performance.now();
       const note: NonNullable<RequestScope['note']> = {};
-      const outcome = await answer(request, exchange, note);
+      const outcome = await answer(request, era, channel, note);
       try {
-        options.onExchange(exchangeEvent(request, exchange, outcome, note, started));
+        options.onExchange(exchangeRecord(request, channel, outcome, note, started));
       } catch (error) {
         logger.warn({ err: error }, 'exchange hook failed');
       }
       return outcome;
     },
-    handleNotification(notification, exchange) {
+    handleNotification(notification, inFlight) {
+      // notifications/initialized, roots/list_changed and unknown notifications need no action.
+      if (notification.method !== 'notifications/cancelled' || !inFlight) return;
       const params = notification.params ?? {};
-      switch (notification.method) {
-        case 'notifications/initialized':
-          if (exchange.session) exchange.session.initialized = true;
-          return;
-        case 'notifications/cancelled': {
-          const id = params['requestId'];
-          if ((typeof id === 'string' || typeof id === 'number') && exchange.inFlight) {
-            exchange.inFlight
-              .get(id)
-              ?.abort(new Error(String(params['reason'] ?? 'cancelled by the client')));
-          }
-          return;
-        }
-        default:
-          // roots/list_changed and unknown notifications need no action.
-          return;
+      const id = params['requestId'];
+      if (typeof id === 'string' || typeof id === 'number') {
+        inFlight.get(id)?.abort(new Error(String(params['reason'] ?? 'cancelled by the client')));
+      }
+    },
+    checkHeaders(request, headers) {
+      try {
+        checkModernHeaders(
+          request,
+          headers,
+          (name) => options.registry.tool(name)?.spec.inputSchema,
+        );
+        return null;
+      } catch (error) {
+        const { body, category } = rpcErrorOf(error, () => undefined, request.id);
+        return { response: errorResponse(request.id, body), era: 'modern', category };
       }
     },
   };

@@ -3,7 +3,7 @@ import type { JsonSchema } from '../core/json-schema.js';
 import { isObject, RpcCodes, RpcError, type JsonRpcRequest } from './jsonrpc.js';
 import { ALL_VERSIONS, META_PROTOCOL_VERSION } from './versions.js';
 
-type HeaderValue = string | string[] | undefined;
+export type HeaderValue = string | string[] | undefined;
 // A header's value, trimmed (the first one if repeated); '' when present but empty.
 const one = (value: HeaderValue): string | undefined =>
   (Array.isArray(value) ? value[0] : value)?.trim();

@@ -1,4 +1,5 @@
 // JSON-RPC 2.0 message shapes and the error codes MCP uses.
+import type { ErrorCategory } from '../core/errors.js';
 
 export type JsonRpcId = string | number;
 
@@ -34,6 +35,8 @@ export const RpcCodes = {
   INVALID_PARAMS: -32602,
   INTERNAL_ERROR: -32603,
   AUTH_REQUIRED: -32001,
+  /** The SDKs' code for an unknown or ended session; the same number as AUTH_REQUIRED. */
+  SESSION_NOT_FOUND: -32001,
   RESOURCE_NOT_FOUND: -32002,
   HEADER_MISMATCH: -32020,
   MISSING_CAPABILITY: -32021,
@@ -44,33 +47,15 @@ export const RpcCodes = {
 export class RpcError extends Error {
   readonly code: number;
   readonly data: unknown;
-  /** The HTTP status the modern era (and some legacy cases) answer with. */
-  readonly httpStatus: number;
+  /** What kind of failure it is, for transports that say more than the code (HTTP: 404). */
+  readonly category: ErrorCategory | undefined;
 
-  constructor(code: number, message: string, data?: unknown, httpStatus?: number) {
+  constructor(code: number, message: string, data?: unknown, category?: ErrorCategory) {
     super(message);
     this.name = 'RpcError';
     this.code = code;
     this.data = data;
-    this.httpStatus = httpStatus ?? defaultStatus(code);
-  }
-}
-
-function defaultStatus(code: number): number {
-  switch (code) {
-    case RpcCodes.PARSE_ERROR:
-    case RpcCodes.INVALID_REQUEST:
-    case RpcCodes.INVALID_PARAMS:
-    case RpcCodes.HEADER_MISMATCH:
-    case RpcCodes.MISSING_CAPABILITY:
-    case RpcCodes.UNSUPPORTED_VERSION:
-      return 400;
-    case RpcCodes.METHOD_NOT_FOUND:
-      return 404;
-    case RpcCodes.AUTH_REQUIRED:
-      return 401;
-    default:
-      return 500;
+    this.category = category;
   }
 }
 

@@ -8,7 +8,6 @@ export interface Session {
   protocolVersion: string | null;
   clientCapabilities: Record<string, unknown>;
   clientInfo: Record<string, unknown> | null;
-  initialized: boolean;
   /** null: the client never set a level; messages at 'info' and above are sent. */
   logLevel: LogLevel | null;
   readonly subscriptions: Set<string>;
@@ -26,7 +25,6 @@ export function createSession(
     protocolVersion: null,
     clientCapabilities: {},
     clientInfo: null,
-    initialized: false,
     logLevel: null,
     subscriptions: new Set(),
     notify,

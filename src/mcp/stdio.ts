@@ -4,22 +4,13 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
+import type { RequestChannel } from './channel.js';
 import type { Dispatcher } from './dispatcher.js';
-import type { Exchange } from './exchange.js';
-import {
-  classify,
-  errorResponse,
-  recoverId,
-  RpcCodes,
-  type JsonRpcId,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-} from './jsonrpc.js';
+import { deliver, inspect, type Link } from './inbound.js';
+import { errorResponse, RpcCodes, type JsonRpcId } from './jsonrpc.js';
 import { createOutbound } from './outbound.js';
 import { serialize } from './serialize.js';
 import { createSession, type InFlight, type Session } from './session.js';
-import { batchRefusal } from './versions.js';
 
 export interface StdioServerOptions {
   dispatcher: Dispatcher;
@@ -43,6 +34,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
   const maxLine = options.maxLineBytes ?? 16 * 1024 * 1024;
   const principal = options.principal ?? ANONYMOUS;
   const inFlight: InFlight = new Map();
+  // Requests the client cancelled: they are not answered (it has stopped waiting).
   const cancelled = new Set<JsonRpcId>();
   const outbound = createOutbound('srv');
   const pending = new Set<Promise<void>>();
@@ -54,43 +46,33 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
   const session = createSession('stdio', (method, params) =>
     write({ jsonrpc: '2.0', method, params }),
   );
-  const exchangeFor = (): Exchange => ({
+  const channel: RequestChannel = {
     session,
     principal,
     inFlight,
     notify: (method, params) => write({ jsonrpc: '2.0', method, params }),
     request: (method, params, signal) => outbound.request(write, method, params, signal),
-  });
+    timing: (stage, durationMs) => logger.debug({ stage, durationMs }, 'stage timing'),
+  };
+  // One connection, one session: every request shares the same channel.
+  const link: Link = { session, inFlight, outbound, cancelled, channel: () => channel };
 
-  const handleOne = async (message: unknown): Promise<JsonRpcResponse | null> => {
-    switch (classify(message)) {
-      case 'request': {
-        const request = message as JsonRpcRequest;
-        const outcome = await dispatcher.handleRequest(request, exchangeFor());
-        // A cancelled request is not answered (the client has stopped waiting for it).
-        if (cancelled.delete(request.id)) return null;
-        return outcome.response;
-      }
-      case 'notification': {
-        const notification = message as JsonRpcNotification;
-        if (notification.method === 'notifications/cancelled') {
-          const id = notification.params?.['requestId'];
-          if ((typeof id === 'string' || typeof id === 'number') && inFlight.has(id))
-            cancelled.add(id);
-        }
-        dispatcher.handleNotification(notification, exchangeFor());
-        return null;
-      }
-      case 'response':
-        if (!outbound.settle(message as Record<string, unknown>)) {
-          logger.debug('stdio: response to an unknown request ignored');
-        }
-        return null;
+  /** Handle one parsed line (a message or a batch) and write what it answers. */
+  const handle = async (parsed: unknown): Promise<void> => {
+    const delivery = await deliver(dispatcher, inspect(parsed), link);
+    switch (delivery.kind) {
+      case 'answered':
+        write(delivery.outcome.response);
+        return;
+      case 'batch':
+        if (delivery.responses.length > 0) write(delivery.responses);
+        return;
+      case 'refused':
+        write(delivery.response);
+        return;
       default:
-        return errorResponse(recoverId(message), {
-          code: RpcCodes.INVALID_REQUEST,
-          message: 'Invalid JSON-RPC message: expected {"jsonrpc":"2.0", "method", …}.',
-        });
+        if (delivery.kind === 'accepted' && delivery.settled === false)
+          logger.debug('stdio: response to an unknown request ignored');
     }
   };
 
@@ -125,26 +107,9 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
       );
       return;
     }
-    if (Array.isArray(parsed)) {
-      const refusal = batchRefusal(session.protocolVersion, parsed.length);
-      if (refusal) {
-        write(errorResponse(null, { code: RpcCodes.INVALID_REQUEST, message: refusal }));
-        return;
-      }
-      track(
-        Promise.all(parsed.map((m) => handleOne(m))).then((responses) => {
-          const answered = responses.filter((r): r is JsonRpcResponse => r !== null);
-          if (answered.length > 0) write(answered);
-        }),
-      );
-      return;
-    }
     track(
-      handleOne(parsed).then(
-        (response) => {
-          if (response) write(response);
-        },
-        (error: unknown) => logger.error({ err: error }, 'stdio: unhandled failure'),
+      handle(parsed).catch((error: unknown) =>
+        logger.error({ err: error }, 'stdio: unhandled failure'),
       ),
       (parsed as { method?: unknown } | null)?.method !== 'subscriptions/listen',
     );

@@ -7,7 +7,7 @@ import { ANONYMOUS, type Principal } from '../core/principal.js';
 import { createSigner } from '../core/signed.js';
 import { createRegistry, type Registry } from '../tools/registry.js';
 import { createDispatcher } from './dispatcher.js';
-import type { Exchange } from './exchange.js';
+import type { RequestChannel } from './channel.js';
 import { createSession } from './session.js';
 import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION } from './versions.js';
 
@@ -83,10 +83,9 @@ function harness(registry: Registry) {
     serverInfo: { name: 'test', version: '1' },
     signer: createSigner('k'),
   });
-  const exchange = (principal: Principal, modern: boolean): Exchange => {
+  const channel = (principal: Principal, modern: boolean): RequestChannel => {
     const session = createSession('s', () => undefined);
     session.protocolVersion = '2025-11-25';
-    session.initialized = true;
     return {
       session: modern ? null : session,
       principal,
@@ -104,7 +103,8 @@ function harness(registry: Registry) {
     const meta = { [META_PROTOCOL_VERSION]: '2026-07-28', [META_CLIENT_CAPABILITIES]: {} };
     const { response } = await dispatcher.handleRequest(
       { jsonrpc: '2.0', id: 1, method, params: modern ? { ...params, _meta: meta } : params },
-      exchange(principal, modern),
+      modern ? 'modern' : 'legacy',
+      channel(principal, modern),
     );
     return response;
   };

@@ -202,7 +202,7 @@ describe.skipIf(!info)('SQL handler registry', () => {
         'io.modelcontextprotocol/protocolVersion': '2026-07-28',
         'io.modelcontextprotocol/clientCapabilities': {},
       };
-      const exchange = {
+      const channel = {
         session: null,
         principal,
         inFlight: new Map(),
@@ -211,7 +211,8 @@ describe.skipIf(!info)('SQL handler registry', () => {
       };
       const { response } = await dispatcher.handleRequest(
         { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta } },
-        exchange,
+        'modern',
+        channel,
       );
       return response as any;
     };

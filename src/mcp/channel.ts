@@ -1,8 +1,9 @@
-// What a transport hands the dispatcher with each incoming request.
+// The per-request handle a transport gives the dispatcher: who is asking, and how to talk
+// back on that request's own stream. (The audit of answered requests is the "exchange log".)
 import type { Principal } from '../core/principal.js';
 import type { InFlight, Session } from './session.js';
 
-export interface Exchange {
+export interface RequestChannel {
   /** The legacy-era session (stdio: the process's; HTTP: from Mcp-Session-Id); null in the modern era. */
   session: Session | null;
   principal: Principal;
@@ -13,15 +14,12 @@ export interface Exchange {
   /** Send a server→client request tied to this request and wait for the client's result. */
   request(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
   /**
-   * The era the transport already knows (HTTP: a modern MCP-Protocol-Version header), so a
-   * modern request with a broken _meta is judged by modern rules. Otherwise from _meta.
-   */
-  era?: 'legacy' | 'modern';
-  /**
    * Close the connection carrying this request's stream without ending the stream (legacy
    * SSE polling); the client resumes it. Absent where impossible.
    */
   disconnect?(retryMs?: number): boolean;
+  /** Where the stage timings a handler reports go (HTTP: the Server-Timing header). */
+  timing?(stage: string, durationMs: number): void;
   /** Aborted by the transport (modern era: the client closed the response stream). */
   signal?: AbortSignal;
 }

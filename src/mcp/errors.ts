@@ -1,0 +1,107 @@
+// The one place where a failure becomes MCP's answer: a JSON-RPC error for the protocol's
+// problems, an isError tool result for the tool's (STYLE.md: decide it in one place).
+// HTTP statuses are not decided here; http/ derives them from the code and category.
+import type { AppError } from '../core/errors.js';
+import { ErrorCodes, isAppError, type ErrorCategory } from '../core/errors.js';
+import type { ToolResult } from '../core/content.js';
+import type { Era } from './dispatcher.js';
+import { RpcCodes, RpcError, type JsonRpcErrorObject } from './jsonrpc.js';
+
+/** Where a tool result carries its error's code, SQLSTATE and fields for clients. */
+export const ERROR_META_KEY = 'pgmcp/error';
+
+/**
+ * -32001 for a caller without the identity a tool, resource or prompt needs. (HTTP
+ * authentication answers 401 with WWW-Authenticate before the dispatcher runs.)
+ */
+export function authRequired(message: string): RpcError {
+  return new RpcError(RpcCodes.AUTH_REQUIRED, message, undefined, 'auth');
+}
+
+/** An unknown resource: -32002 in the legacy era, -32602 with data.uri in 2026-07-28. */
+export function resourceNotFound(era: Era, uri: string, message: string): RpcError {
+  return new RpcError(
+    era === 'modern' ? RpcCodes.INVALID_PARAMS : RpcCodes.RESOURCE_NOT_FOUND,
+    message,
+    { uri },
+    'not_found',
+  );
+}
+
+/**
+ * What a handler threw, if the protocol must answer it rather than the handler's result:
+ * authentication, a capability the client lacks (modern era), and for resources a URI that
+ * leads nowhere or is malformed. Null: the handler's own failure.
+ */
+export function protocolErrorOf(error: unknown, era: Era, resourceUri?: string): RpcError | null {
+  if (error instanceof RpcError) return error;
+  if (!isAppError(error)) return null;
+  if (error.category === 'auth') return authRequired(error.message);
+  if (error.code === ErrorCodes.CAPABILITY_MISSING && era === 'modern') {
+    return new RpcError(RpcCodes.MISSING_CAPABILITY, error.message, {
+      requiredCapabilities: error.details?.['requiredCapabilities'] ?? {},
+    });
+  }
+  if (resourceUri !== undefined) {
+    if (error.category === 'not_found') return resourceNotFound(era, resourceUri, error.message);
+    if (error.category === 'input') {
+      return new RpcError(RpcCodes.INVALID_PARAMS, error.message, { uri: resourceUri }, 'input');
+    }
+  }
+  return null;
+}
+
+/** The code the exchange log records for a failed tool: the SQLSTATE, else the PGMCP code. */
+export function errorCodeOf(error: AppError): string {
+  const sqlstate = error.details?.['sqlstate'];
+  return typeof sqlstate === 'string' ? sqlstate : error.code;
+}
+
+export function toolError(message: string, code?: string): ToolResult {
+  const result: ToolResult = { content: [{ type: 'text', text: message }], isError: true };
+  if (code !== undefined) result._meta = { [ERROR_META_KEY]: { code } };
+  return result;
+}
+
+/**
+ * A tool's own failure as a result the model reads. The code, SQLSTATE and other fields go
+ * to `_meta` for clients, and to structuredContent only when the tool declares no
+ * outputSchema: clients validate structuredContent against it even on errors.
+ */
+export function toolErrorResult(error: AppError, hasOutputSchema: boolean): ToolResult {
+  const result = toolError(error.message);
+  const error_ = { code: error.code, ...(error.details ?? {}) };
+  result._meta = { [ERROR_META_KEY]: error_ };
+  const hasDetails = error.details !== undefined && Object.keys(error.details).length > 0;
+  if (hasDetails && !hasOutputSchema) result.structuredContent = { error: error_ };
+  return result;
+}
+
+/**
+ * Anything that escaped a request, as the JSON-RPC error to send. An AppError keeps its
+ * message unless it is internal; a bug gets a generic message and a reference that
+ * `report` receives with the error (for the log).
+ */
+export function rpcErrorOf(
+  error: unknown,
+  report: (ref: string) => void,
+  requestId: unknown,
+): { body: JsonRpcErrorObject; category: ErrorCategory | undefined } {
+  if (error instanceof RpcError) {
+    const body: JsonRpcErrorObject = { code: error.code, message: error.message };
+    if (error.data !== undefined) body.data = error.data;
+    return { body, category: error.category };
+  }
+  if (isAppError(error) && error.category !== 'internal') {
+    return {
+      body: { code: RpcCodes.INTERNAL_ERROR, message: error.message },
+      category: error.category,
+    };
+  }
+  const ref = `${Date.now().toString(36)}-${String(requestId).slice(0, 16)}`;
+  report(ref);
+  return {
+    body: { code: RpcCodes.INTERNAL_ERROR, message: `Internal error (reference ${ref}).` },
+    category: 'internal',
+  };
+}

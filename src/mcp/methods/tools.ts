@@ -1,0 +1,96 @@
+// tools/list and tools/call. An unknown or hidden tool is a protocol error raised before the
+// tool runs; everything that goes wrong inside it becomes an isError result (mcp/errors.ts).
+import { isAppError } from '../../core/errors.js';
+import type { ToolSpec } from '../../core/specs.js';
+import { errorCodeOf, toolError, toolErrorResult } from '../errors.js';
+import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
+import { paginate } from '../pagination.js';
+import { prebuild } from '../serialize.js';
+import {
+  canSee,
+  hiddenError,
+  requireString,
+  type FeatureOptions,
+  type Handler,
+  type Shared,
+} from './shared.js';
+
+export function toolMethods(
+  options: FeatureOptions,
+  shared: Shared,
+): { listTools: Handler; callTool: Handler } {
+  const { registry, signer } = options;
+  const pageSize = options.pageSize ?? 100;
+  const suffix = options.toolDescriptionSuffix?.trim();
+
+  const wireTool = (spec: ToolSpec): Record<string, unknown> => {
+    const tool: Record<string, unknown> = {
+      name: spec.name,
+      description: suffix ? `${spec.description} ${suffix}` : spec.description,
+      inputSchema: spec.inputSchema,
+    };
+    if (spec.title !== undefined) tool['title'] = spec.title;
+    if (spec.outputSchema !== undefined) tool['outputSchema'] = spec.outputSchema;
+    if (spec.annotations !== undefined) tool['annotations'] = spec.annotations;
+    return tool;
+  };
+  /**
+   * Pages of the whole (ungated) tools list in wire form, built and serialized once: the
+   * registry hands out the same list until it changes, so the list is the cache key.
+   */
+  const pages = new WeakMap<readonly ToolSpec[], Map<string, Record<string, unknown>[]>>();
+  const toolPage = (
+    list: readonly ToolSpec[],
+    cursor: unknown,
+    items: readonly ToolSpec[],
+  ): Record<string, unknown>[] => {
+    if (list !== registry.tools()) return items.map(wireTool); // filtered for this caller
+    let byCursor = pages.get(list);
+    if (!byCursor) pages.set(list, (byCursor = new Map()));
+    const key = typeof cursor === 'string' ? cursor : '';
+    let page = byCursor.get(key);
+    if (!page) byCursor.set(key, (page = prebuild(items.map(wireTool))));
+    return page;
+  };
+
+  return {
+    async listTools(params, scope) {
+      const shown = shared.visible(registry.tools(), scope.channel.principal);
+      const page = paginate(signer, 'tools', shown.items, params['cursor'], pageSize);
+      const tools = toolPage(shown.items, params['cursor'], page.items);
+      return { tools, ...page.next, ...shared.cacheHints(scope, shown.cacheScope) };
+    },
+
+    async callTool(params, scope) {
+      const name = requireString(params, 'name');
+      const entry = registry.tool(name);
+      const unknownTool = (): RpcError =>
+        new RpcError(
+          RpcCodes.INVALID_PARAMS,
+          `Unknown tool: ${name}. Call tools/list to see the tools.`,
+        );
+      if (!entry) throw unknownTool();
+      const principal = scope.channel.principal;
+      if (!canSee(entry.spec, principal)) throw hiddenError('tool', name, principal, unknownTool());
+      const args = params['arguments'] ?? {};
+      if (!isObject(args))
+        return { ...toolError(`Invalid arguments for ${name}: arguments must be an object.`) };
+      const issues = entry.validate(args);
+      if (issues) return { ...toolError(`Invalid arguments for ${name}: ${issues.join('; ')}.`) };
+      try {
+        const outcome = await shared.withContext(
+          params,
+          scope,
+          { method: 'tools/call', name, args },
+          (ctx) => entry.spec.call(args, ctx),
+        );
+        if ('inputRequired' in outcome) return outcome.inputRequired;
+        return { ...outcome.value };
+      } catch (error) {
+        if (!isAppError(error) || error.category === 'internal') throw error;
+        if (scope.note) scope.note.errorCode = errorCodeOf(error);
+        return { ...toolErrorResult(error, entry.spec.outputSchema !== undefined) };
+      }
+    },
+  };
+}
