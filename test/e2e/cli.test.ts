@@ -4,10 +4,29 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, realPostgres, withClient } from '../helpers/postgres.js';
+import {
+  REPO_ROOT,
+  realPostgres,
+  reportSkipped,
+  uniqueSchemaName,
+  withClient,
+} from '../helpers/postgres.js';
 import { runPgmcp, serverEnv } from '../helpers/server.js';
 
 const pg = await realPostgres('test/e2e/cli.test.ts (pgmcp doctor against PostgreSQL)');
+const adminIsSuperuser =
+  pg !== null &&
+  (await withClient(
+    pg.adminUrl,
+    async (c) =>
+      (await c.query('select rolsuper from pg_roles where rolname = current_user')).rows[0]
+        .rolsuper as boolean,
+  ));
+if (pg && !adminIsSuperuser)
+  reportSkipped(
+    'test/e2e/cli.test.ts "warns when the role is a superuser"',
+    'the admin URL does not name a superuser',
+  );
 const VERSION = (
   JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }
 ).version;
@@ -120,19 +139,51 @@ describe.skipIf(!pg)('pgmcp doctor', () => {
   });
 
   it('warns when the role could write', async () => {
+    // A role made for this test, so the condition holds whatever role the admin URL names.
+    const writer = uniqueSchemaName('pgmcp_writer');
+    const password = 'doctor-test-only';
+    await withClient(pg!.adminUrl, async (c) => {
+      await c.query(`CREATE ROLE ${writer} LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD '${password}'`);
+      await c.query(`CREATE SCHEMA ${writer}`);
+      await c.query(`CREATE TABLE ${writer}.notes (id int)`);
+      await c.query(`GRANT USAGE ON SCHEMA ${writer} TO ${writer}`);
+      await c.query(`GRANT INSERT ON ${writer}.notes TO ${writer}`);
+    });
+    try {
+      const url = new URL(pg!.adminUrl);
+      url.username = writer;
+      url.password = password;
+      const run = await runPgmcp(['doctor', '--database', url.toString()]);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stdout).toContain(`connected as role "${writer}"`);
+      expect(run.stdout).toMatch(
+        new RegExp(
+          `^WARNING: role "${writer}" .*can INSERT/UPDATE/DELETE/TRUNCATE some tables`,
+          'm',
+        ),
+      );
+      expect(run.stdout).not.toContain('is a superuser');
+      expect(run.stdout).toContain('What to fix:');
+      expect(run.stdout).not.toContain(password);
+    } finally {
+      await withClient(pg!.adminUrl, async (c) => {
+        await c.query(`DROP SCHEMA IF EXISTS ${writer} CASCADE`);
+        await c.query(`DROP OWNED BY ${writer}`);
+        await c.query(`DROP ROLE IF EXISTS ${writer}`);
+      });
+    }
+  });
+
+  // Making a superuser takes one; on a server whose admin URL is not one, say so loudly.
+  it.skipIf(!adminIsSuperuser)('warns when the role is a superuser', async () => {
     const role = await withClient(
       pg!.adminUrl,
-      async (c) =>
-        (
-          await c.query(
-            'select current_user as u, rolsuper from pg_roles where rolname = current_user',
-          )
-        ).rows[0],
+      async (c) => (await c.query('select current_user as u')).rows[0].u as string,
     );
     const run = await runPgmcp(['doctor', '--database', pg!.adminUrl]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain(`connected as role "${role.u}"`);
-    if (role.rolsuper) expect(run.stdout).toContain(`WARNING: role "${role.u}" is a superuser`);
+    expect(run.stdout).toContain(`connected as role "${role}"`);
+    expect(run.stdout).toContain(`WARNING: role "${role}" is a superuser`);
     expect(run.stdout).toContain('What to fix:');
   });
 

@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog } from '../../src/catalog/index.js';
@@ -96,6 +97,11 @@ interface Setup {
   schema: string;
   /** DDL as the fixture's owner. */
   admin(sql: string): Promise<void>;
+  /**
+   * Another connection as the server's role, named `applicationName`, idle after running
+   * `sql`; resolves to its close(). Only where the database has more than one session.
+   */
+  openSession?(applicationName: string, sql: string): Promise<() => Promise<void>>;
   cleanup(): Promise<void>;
 }
 
@@ -125,6 +131,16 @@ async function onPostgres(info: RealPostgres): Promise<Setup> {
     db,
     schema,
     admin: (sql) => withClient(info.adminUrl, (c) => c.query(sql)).then(() => undefined),
+    async openSession(applicationName, sql) {
+      const client = new pg.Client({
+        connectionString: info.url,
+        application_name: applicationName,
+      });
+      client.on('error', () => undefined);
+      await client.connect();
+      await client.query(sql);
+      return () => client.end();
+    },
     async cleanup() {
       await db.close();
       await withClient(info.adminUrl, (c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
@@ -207,12 +223,13 @@ function serve(db: Database, policy: AccessPolicy, showQueryText = false) {
   return { catalog, registry, tool, call, template, prompt, read };
 }
 
-const targets: Array<[string, () => Promise<Setup>, boolean]> = [
-  ['PostgreSQL', () => onPostgres(pgInfo!), !pgInfo],
-  ['the embedded database', onEmbedded, false],
+/** [name, setup, skip, whether other sessions than the server's can exist (PGlite has one)] */
+const targets: Array<[string, () => Promise<Setup>, boolean, boolean]> = [
+  ['PostgreSQL', () => onPostgres(pgInfo!), !pgInfo, true],
+  ['the embedded database', onEmbedded, false, false],
 ];
 
-describe.each(targets)('built-in tools on %s', (_name, setup, skip) => {
+describe.each(targets)('built-in tools on %s', (_name, setup, skip, otherSessions) => {
   let s: Setup;
   let open: ReturnType<typeof serve>;
   let S: string;
@@ -606,12 +623,6 @@ describe.each(targets)('built-in tools on %s', (_name, setup, skip) => {
       // The session's value, not the transaction-local one pgmcp sets.
       expect(settings.find((x) => x.name === 'statement_timeout')!.setting).not.toBe('10000');
 
-      const activity = await open.read('pg://stat/activity');
-      expect(activity.queryTextShown).toBe(false);
-      for (const session of activity.sessions) {
-        expect(session).not.toHaveProperty('query');
-        expect(session).not.toHaveProperty('client_addr');
-      }
       const replication = await open.read('pg://stat/replication');
       expect(replication).toMatchObject({ inRecovery: false, replicas: expect.any(Array) });
       const stats = await open.read('pg://stat/database');
@@ -619,12 +630,65 @@ describe.each(targets)('built-in tools on %s', (_name, setup, skip) => {
       expect(stats.sizeBytes).toBeGreaterThan(0);
     });
 
-    it('shows query text in pg://stat/activity only when configured', async () => {
-      const shown = serve(s.db, createAccessPolicy(NO_RULES), true);
-      const activity = await shown.read('pg://stat/activity');
-      expect(activity.queryTextShown).toBe(true);
-      for (const session of activity.sessions) expect(session).toHaveProperty('query');
-    });
+    // One session of our own, so the list below is not empty and the rules are seen applied.
+    const PROBE_SQL = "SELECT 'pgmcp activity probe'";
+    const probeName = (): string => uniqueSchemaName('pgmcp_probe');
+    const probeOf = (sessions: { application_name?: string }[], name: string) =>
+      sessions.filter((session) => session.application_name === name);
+
+    it.skipIf(!otherSessions)(
+      'pg://stat/activity lists other sessions without SQL text or addresses',
+      async () => {
+        const name = probeName();
+        const close = await s.openSession!(name, PROBE_SQL);
+        try {
+          const activity = await open.read('pg://stat/activity');
+          expect(activity.queryTextShown).toBe(false);
+          expect(probeOf(activity.sessions, name)).toEqual([
+            expect.objectContaining({ state: 'idle' }),
+          ]);
+          for (const session of activity.sessions) {
+            expect(session).not.toHaveProperty('query');
+            expect(session).not.toHaveProperty('client_addr');
+          }
+        } finally {
+          await close();
+        }
+      },
+    );
+
+    it.skipIf(!otherSessions)(
+      'shows query text in pg://stat/activity only when configured',
+      async () => {
+        const name = probeName();
+        const close = await s.openSession!(name, PROBE_SQL);
+        try {
+          const shown = serve(s.db, createAccessPolicy(NO_RULES), true);
+          const activity = await shown.read('pg://stat/activity');
+          expect(activity.queryTextShown).toBe(true);
+          expect(probeOf(activity.sessions, name)).toEqual([
+            expect.objectContaining({ query: PROBE_SQL }),
+          ]);
+          for (const session of activity.sessions) expect(session).toHaveProperty('query');
+          expect(activity.sessions.every((x: object) => !('client_addr' in x))).toBe(true);
+        } finally {
+          await close();
+        }
+      },
+    );
+
+    it.skipIf(otherSessions)(
+      'pg://stat/activity on a single-session database lists no other session',
+      async () => {
+        for (const showQueryText of [false, true]) {
+          const served = serve(s.db, createAccessPolicy(NO_RULES), showQueryText);
+          expect(await served.read('pg://stat/activity')).toEqual({
+            queryTextShown: showQueryText,
+            sessions: [],
+          });
+        }
+      },
+    );
 
     it('describes a schema and a table through the templates, with completion', async () => {
       const schema = await open.read(`pg://schema/${S}`);

@@ -1,0 +1,280 @@
+import { describe, expect, it } from 'vitest';
+import { AppError, ErrorCodes } from '../core/errors.js';
+import { describeDbError, fromPgError, isConnectionError, isPgError } from './errors.js';
+
+/** What a driver throws for a server error: an Error with the protocol's fields as properties. */
+function pgError(code: string, message: string, fields: Record<string, string> = {}): Error {
+  return Object.assign(new Error(message), { code, ...fields });
+}
+
+/** What a socket failure looks like: an Error with a Node errno code. */
+function socketError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+describe('fromPgError classifies by SQLSTATE', () => {
+  it.each([
+    ['08000', 'connection exception'],
+    ['08001', 'could not connect'],
+    ['08006', 'connection failure'],
+    ['57P01', 'admin shutdown'],
+    ['57P02', 'crash shutdown'],
+    ['57P03', 'cannot connect now'],
+    ['53300', 'too many connections'],
+    ['28000', 'invalid authorization'],
+    ['28P01', 'password authentication failed'],
+  ])('%s (%s) is unavailable, PGMCP201', (sqlstate, message) => {
+    const error = fromPgError(pgError(sqlstate, message));
+    expect(error).toMatchObject({
+      code: ErrorCodes.DB_UNAVAILABLE,
+      category: 'unavailable',
+      message,
+      details: { sqlstate },
+    });
+  });
+
+  it.each([
+    ['42501', 'forbidden'],
+    ['23505', 'conflict'],
+    ['23503', 'conflict'],
+    ['23502', 'conflict'],
+    ['40001', 'conflict'],
+    ['40P01', 'conflict'],
+    ['42601', 'database'],
+    ['42P01', 'database'],
+    ['22012', 'database'],
+    ['25006', 'database'],
+    ['53200', 'database'],
+    ['P0001', 'database'],
+    ['XX000', 'database'],
+  ])('%s is %s, PGMCP202', (sqlstate, category) => {
+    const error = fromPgError(pgError(sqlstate, `failure ${sqlstate}`));
+    expect(error).toMatchObject({
+      code: ErrorCodes.DB_QUERY_FAILED,
+      category,
+      message: `failure ${sqlstate}`,
+      details: { sqlstate },
+    });
+  });
+
+  it('57014 is a timeout naming the limit, PGMCP203', () => {
+    const error = fromPgError(pgError('57014', 'canceling statement due to statement timeout'), {
+      timeoutMs: 1500,
+    });
+    expect(error).toMatchObject({
+      code: ErrorCodes.DB_TIMEOUT,
+      category: 'timeout',
+      details: { sqlstate: '57014' },
+    });
+    expect(error.message).toMatch(/^The query timed out \(limit 1500 ms\)\./);
+  });
+
+  it('57014 without a known limit says only that it timed out', () => {
+    const error = fromPgError(pgError('57014', 'canceling statement due to statement timeout'));
+    expect(error.code).toBe(ErrorCodes.DB_TIMEOUT);
+    expect(error.message).toMatch(/^The query timed out\. /);
+    expect(error.message).not.toContain('limit');
+  });
+
+  it('57014 after a cancellation is a cancel, PGMCP204, whatever the limit', () => {
+    const error = fromPgError(pgError('57014', 'canceling statement due to user request'), {
+      cancelled: true,
+      timeoutMs: 1500,
+    });
+    expect(error).toMatchObject({
+      code: ErrorCodes.DB_CANCELLED,
+      category: 'input',
+      message: 'The query was cancelled.',
+      details: { sqlstate: '57014' },
+    });
+  });
+});
+
+describe('fromPgError keeps the fields', () => {
+  it('keeps every field PostgreSQL sent and the original as the cause', () => {
+    const original = pgError('23505', 'duplicate key value violates unique constraint "t_pkey"', {
+      detail: 'Key (id)=(1) already exists.',
+      hint: 'Use another id.',
+      position: '15',
+      where: 'SQL statement "INSERT INTO t VALUES (1)"',
+      schema: 'public',
+      table: 't',
+      column: 'id',
+      constraint: 't_pkey',
+    });
+    const error = fromPgError(original);
+    expect(error).toBeInstanceOf(AppError);
+    expect(error.message).toBe(original.message);
+    expect(error.cause).toBe(original);
+    expect(error.details).toEqual({
+      sqlstate: '23505',
+      detail: 'Key (id)=(1) already exists.',
+      hint: 'Use another id.',
+      position: '15',
+      where: 'SQL statement "INSERT INTO t VALUES (1)"',
+      schema: 'public',
+      table: 't',
+      column: 'id',
+      constraint: 't_pkey',
+    });
+  });
+
+  it('adds no key for a field that was not sent', () => {
+    const error = fromPgError(
+      pgError('42P01', 'relation "nope" does not exist', { position: '8' }),
+    );
+    expect(error.details).toEqual({ sqlstate: '42P01', position: '8' });
+  });
+
+  it('keeps the fields on timeouts and cancellations too', () => {
+    const original = pgError('57014', 'canceling statement', { where: 'PL/pgSQL function f()' });
+    expect(fromPgError(original).details).toEqual({
+      sqlstate: '57014',
+      where: 'PL/pgSQL function f()',
+    });
+    expect(fromPgError(original, { cancelled: true }).details).toEqual({
+      sqlstate: '57014',
+      where: 'PL/pgSQL function f()',
+    });
+  });
+
+  it('returns an AppError as it is', () => {
+    const error = new AppError(ErrorCodes.TOOL_INPUT_INVALID, 'bad input', { category: 'input' });
+    expect(fromPgError(error)).toBe(error);
+  });
+});
+
+describe('fromPgError without a SQLSTATE', () => {
+  it.each(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'ENOENT', 'EHOSTUNREACH'])(
+    'a socket error %s is unavailable, with a message of our own',
+    (code) => {
+      const original = socketError(code, `connect ${code} db.internal:5432`);
+      const error = fromPgError(original);
+      expect(error).toMatchObject({
+        code: ErrorCodes.DB_UNAVAILABLE,
+        category: 'unavailable',
+        message: 'The database is unavailable; try again shortly.',
+      });
+      expect(error.details).toBeUndefined();
+      expect(error.cause).toBe(original);
+    },
+  );
+
+  it.each([
+    'Connection terminated unexpectedly',
+    'Connection terminated due to connection timeout',
+    'timeout exceeded when trying to connect',
+    'Client has encountered a connection error and is not queryable',
+    'sorry, too many connections',
+  ])('a driver message "%s" is unavailable', (message) => {
+    expect(fromPgError(new Error(message))).toMatchObject({
+      code: ErrorCodes.DB_UNAVAILABLE,
+      category: 'unavailable',
+    });
+  });
+
+  it('anything else is internal, PGMCP900, and its text stays in the cause', () => {
+    const original = new TypeError('Cannot read properties of undefined');
+    const error = fromPgError(original);
+    expect(error).toMatchObject({
+      code: ErrorCodes.INTERNAL,
+      category: 'internal',
+      message: 'Internal error while talking to the database.',
+    });
+    expect(error.cause).toBe(original);
+    expect(fromPgError('a string').code).toBe(ErrorCodes.INTERNAL);
+    expect(fromPgError(undefined).code).toBe(ErrorCodes.INTERNAL);
+  });
+});
+
+describe('secrets stay out of the messages', () => {
+  const SECRET = 'hunter2-s3cret';
+  const url = `postgres://app:${SECRET}@db.internal:5432/app`;
+
+  it('a connection failure whose text holds the URL answers with our own message', () => {
+    for (const original of [
+      socketError('ECONNREFUSED', `could not reach ${url}`),
+      new Error(`Connection terminated unexpectedly (${url})`),
+    ]) {
+      const error = fromPgError(original);
+      expect(error.message).not.toContain(SECRET);
+      expect(describeDbError(error)).not.toContain(SECRET);
+      expect(JSON.stringify(error.details ?? {})).not.toContain(SECRET);
+    }
+  });
+
+  it('an unexpected failure whose text holds the URL answers with our own message', () => {
+    const error = fromPgError(new Error(`pool misconfigured: ${url}`));
+    expect(error.message).not.toContain(SECRET);
+    expect(describeDbError(error)).not.toContain(SECRET);
+  });
+
+  it('a timeout or cancel does not repeat the server text', () => {
+    const original = pgError('57014', `canceling statement (${SECRET})`);
+    expect(fromPgError(original, { timeoutMs: 10 }).message).not.toContain(SECRET);
+    expect(fromPgError(original, { cancelled: true }).message).not.toContain(SECRET);
+  });
+});
+
+describe('isPgError and isConnectionError', () => {
+  it('recognises a SQLSTATE by shape, not by class', () => {
+    expect(isPgError(pgError('42601', 'syntax error'))).toBe(true);
+    expect(isPgError(pgError('P0001', 'raised'))).toBe(true);
+    expect(isPgError(socketError('ECONNREFUSED', 'refused'))).toBe(false);
+    expect(isPgError(pgError('4260', 'too short'))).toBe(false);
+    expect(isPgError(pgError('42p01', 'lower case'))).toBe(false);
+    expect(isPgError({ code: '42601', message: 'not an Error' })).toBe(false);
+    expect(isPgError(new Error('no code'))).toBe(false);
+  });
+
+  it('recognises connection failures by errno code or driver message', () => {
+    expect(isConnectionError(socketError('ECONNRESET', 'reset'))).toBe(true);
+    expect(isConnectionError(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isConnectionError(new Error('division by zero'))).toBe(false);
+    expect(isConnectionError({ code: 'ECONNRESET', message: 'not an Error' })).toBe(false);
+  });
+});
+
+describe('describeDbError', () => {
+  const failed = (details: Record<string, unknown>, message = 'syntax error at or near "form"') =>
+    new AppError(ErrorCodes.DB_QUERY_FAILED, message, { category: 'database', details });
+
+  it('gives SQLSTATE, message, detail and hint, one per line', () => {
+    expect(
+      describeDbError(
+        failed(
+          { sqlstate: '23505', detail: 'Key (id)=(1) already exists.', hint: 'Pick another.' },
+          'dup',
+        ),
+      ),
+    ).toBe('ERROR 23505: dup\nDETAIL: Key (id)=(1) already exists.\nHINT: Pick another.');
+  });
+
+  it('marks the position under the line of the query that holds it', () => {
+    const query = 'select *\nform t\nwhere true';
+    // Position is 1-based over the whole text: the "f" of "form" is character 10.
+    expect(describeDbError(failed({ sqlstate: '42601', position: '10' }), query)).toBe(
+      ['ERROR 42601: syntax error at or near "form"', 'LINE: form t', '      ^'].join('\n'),
+    );
+    expect(describeDbError(failed({ sqlstate: '42601', position: '13' }), query)).toBe(
+      ['ERROR 42601: syntax error at or near "form"', 'LINE: form t', '         ^'].join('\n'),
+    );
+  });
+
+  it('leaves the position out without a query or when it falls outside it', () => {
+    const error = failed({ sqlstate: '42601', position: '99' });
+    expect(describeDbError(error, 'select 1')).toBe('ERROR 42601: syntax error at or near "form"');
+    expect(describeDbError(failed({ sqlstate: '42601', position: '3' }))).toBe(
+      'ERROR 42601: syntax error at or near "form"',
+    );
+    expect(describeDbError(failed({ sqlstate: '42601', position: '0' }), 'select 1')).toBe(
+      'ERROR 42601: syntax error at or near "form"',
+    );
+  });
+
+  it('is the bare message for an error without a SQLSTATE', () => {
+    expect(
+      describeDbError(new AppError(ErrorCodes.INTERNAL, 'oops', { category: 'internal' })),
+    ).toBe('oops');
+  });
+});

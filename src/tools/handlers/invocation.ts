@@ -1,0 +1,114 @@
+// Calling a handler: the generated function mcp.handler_<type>_<name>(mcp.request) runs in one
+// transaction with the caller's identity; its envelope is converted, and every outcome logged.
+import { randomUUID } from 'node:crypto';
+import { AppError, isAppError } from '../../core/errors.js';
+import type { Principal } from '../../core/principal.js';
+import { quoteIdent } from '../../core/sql.js';
+import type { CallContext } from '../../core/specs.js';
+import type { Database } from '../../db/database.js';
+import { describeDbError } from '../../db/errors.js';
+import { AUTH_REQUIRED_CODE } from './convert.js';
+import type { HandlerRow, RegistryHandlerOptions } from './types.js';
+
+export interface Invocation {
+  method: 'tools/call' | 'resources/read' | 'prompts/get';
+  /** What the exchange log names: the tool or prompt name, or the URI read. */
+  logName: string;
+  row: HandlerRow;
+  args: Record<string, unknown>;
+  uri: string | null;
+}
+
+/** requiresAuth handlers need a caller with a user id: to run them, and to see them listed. */
+export const isSignedIn = (principal: Principal): boolean => principal.userId !== null;
+
+function authRequired(row: HandlerRow): AppError {
+  return new AppError(
+    AUTH_REQUIRED_CODE,
+    `Authentication required: the ${row.type} ${row.name} needs a signed-in caller.`,
+    { category: 'auth' },
+  );
+}
+
+/** Runs the generated function in one transaction and returns the envelope it built. */
+async function invoke(
+  db: Database,
+  options: RegistryHandlerOptions,
+  call: Invocation,
+  ctx: CallContext,
+): Promise<unknown> {
+  const { row } = call;
+  if (row.requires_auth && !isSignedIn(ctx.principal)) throw authRequired(row);
+  const context = {
+    user_id: ctx.principal.userId,
+    tenant_id: ctx.principal.tenantId,
+    claims: ctx.principal.claims,
+  };
+  const sql = `SELECT mcp.${quoteIdent(row.function_name)}(ROW($1::jsonb, $2::text, $3::jsonb, $4::text)::mcp.request) AS response`;
+  const response = await db.withTransaction(
+    {
+      readOnly: !options.allowWrites,
+      timeoutMs: options.statementTimeoutMs,
+      principal: ctx.principal,
+      signal: ctx.signal,
+    },
+    async (client) =>
+      (
+        await client.query<{ response: unknown }>(sql, [
+          JSON.stringify(call.args),
+          call.uri,
+          JSON.stringify(context),
+          randomUUID(),
+        ])
+      ).rows[0]?.response,
+  );
+  if (response === null || response === undefined) {
+    throw new AppError(
+      'PGMCP202',
+      `The ${row.type} handler ${row.name} returned NULL; it must RETURN one of the mcp.*_result builders.`,
+      { category: 'database' },
+    );
+  }
+  return response;
+}
+
+/** invoke + convert, with database errors made readable and every outcome logged. */
+export async function run<T>(
+  db: Database,
+  options: RegistryHandlerOptions,
+  call: Invocation,
+  ctx: CallContext,
+  convert: (response: unknown) => T,
+  failed: (result: T) => boolean = () => false,
+): Promise<T> {
+  const started = performance.now();
+  const log = (outcome: 'ok' | 'error', errorCode: string | null): void =>
+    options.exchangeLog?.record({
+      principal: ctx.principal,
+      method: call.method,
+      name: call.logName,
+      durationMs: performance.now() - started,
+      outcome,
+      errorCode,
+      args: call.args,
+    });
+  try {
+    const result = convert(await invoke(db, options, call, ctx));
+    log(failed(result) ? 'error' : 'ok', null);
+    return result;
+  } catch (error) {
+    const sqlstate = isAppError(error) ? error.details?.['sqlstate'] : undefined;
+    log(
+      'error',
+      isAppError(error) ? String(sqlstate ?? error.details?.['rpcCode'] ?? error.code) : null,
+    );
+    if (isAppError(error) && error.category !== 'internal' && sqlstate) {
+      throw new AppError(error.code, describeDbError(error), {
+        category: error.category,
+        details: error.details,
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,86 @@
+// Reads mcp.handler (when the registry is installed and readable) into specs, and adds them to
+// the registry.
+import { ANONYMOUS, type Principal } from '../../core/principal.js';
+import type { PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec } from '../../core/specs.js';
+import type { Database } from '../../db/database.js';
+import type { Registry } from '../registry.js';
+import { promptSpec, resourceFrom, templateSpec, toolSpec } from './handler-specs.js';
+import type { HandlerRow, RegistryHandlerOptions } from './types.js';
+
+export interface LoadedHandlers {
+  /** False when the registry is not installed in this database (nothing else is then set). */
+  installed: boolean;
+  version: number | null;
+  tools: ToolSpec[];
+  resources: ResourceSpec[];
+  templates: ResourceTemplateSpec[];
+  prompts: PromptSpec[];
+}
+
+const LOAD_SQL = `SELECT id::text, type, name, description, input_schema, output_schema, uri_template,
+  mime_type, arguments, tags, requires_auth, function_name
+FROM mcp.handler ORDER BY type, length(coalesce(uri_template, '')) DESC, name`;
+
+export async function loadRegistryHandlers(
+  db: Database,
+  options: RegistryHandlerOptions,
+  principal: Principal = ANONYMOUS,
+): Promise<LoadedHandlers> {
+  const loaded: LoadedHandlers = {
+    installed: false,
+    version: null,
+    tools: [],
+    resources: [],
+    templates: [],
+    prompts: [],
+  };
+  const rows = await db.withTransaction(
+    { readOnly: true, timeoutMs: options.statementTimeoutMs, principal },
+    async (client) => {
+      const present = await client.query<{ present: boolean }>(
+        "SELECT to_regclass('mcp.handler') IS NOT NULL AND has_table_privilege('mcp.handler', 'SELECT') AS present",
+      );
+      if (!present.rows[0]?.present) return null;
+      const version = await client.query<{ version: number | null }>(
+        'SELECT max(version) AS version FROM mcp.schema_version',
+      );
+      loaded.version = version.rows[0]?.version ?? null;
+      return (await client.query<HandlerRow>(LOAD_SQL)).rows;
+    },
+  );
+  if (!rows) return loaded;
+  loaded.installed = true;
+  for (const row of rows) {
+    if (row.type === 'tool') loaded.tools.push(toolSpec(db, options, row));
+    else if (row.type === 'prompt') loaded.prompts.push(promptSpec(db, options, row));
+    else if (row.uri_template?.includes('{')) loaded.templates.push(templateSpec(db, options, row));
+    else resourceFrom(db, options, row, loaded.resources);
+  }
+  return loaded;
+}
+
+/**
+ * Adds what was loaded to the registry. A name another source already claimed (a built-in tool,
+ * say) is skipped and reported, so one bad row cannot stop the server from starting.
+ */
+export function addRegistryHandlers(
+  registry: Registry,
+  loaded: LoadedHandlers,
+  onSkip: (what: string, error: Error) => void = () => undefined,
+): number {
+  let added = 0;
+  const tryAdd = (what: string, add: () => void): void => {
+    try {
+      add();
+      added++;
+    } catch (error) {
+      onSkip(what, error as Error);
+    }
+  };
+  for (const t of loaded.tools) tryAdd(`tool ${t.name}`, () => registry.addTool(t));
+  for (const r of loaded.resources) tryAdd(`resource ${r.uri}`, () => registry.addResource(r));
+  for (const t of loaded.templates)
+    tryAdd(`resource template ${t.uriTemplate}`, () => registry.addTemplate(t));
+  for (const p of loaded.prompts) tryAdd(`prompt ${p.name}`, () => registry.addPrompt(p));
+  return added;
+}
