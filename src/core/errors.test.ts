@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from './errors.js';
 
@@ -12,5 +14,15 @@ describe('error codes', () => {
 
   it.each(Object.entries(ErrorCodes))('%s (%s) is catalogued in docs/errors.md', (name, code) => {
     expect(catalogue).toMatch(new RegExp(`\\|\\s*${code}\\s*\\|\\s*${name}\\s*\\|`));
+  });
+
+  it.each(Object.keys(ErrorCodes))('%s is raised somewhere in src/', (name) => {
+    const root = fileURLToPath(new URL('../', import.meta.url));
+    const sources = (readdirSync(root, { recursive: true }) as string[])
+      .filter(
+        (f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && f !== join('core', 'errors.ts'),
+      )
+      .map((f) => readFileSync(join(root, f), 'utf8'));
+    expect(sources.some((text) => text.includes(`ErrorCodes.${name}`))).toBe(true);
   });
 });
