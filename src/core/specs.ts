@@ -84,10 +84,11 @@ export interface ToolSpec {
   outputSchema?: JsonSchema;
   annotations?: ToolAnnotations;
   /**
-   * Whether this caller may see it in lists (and call it). Absent: everyone. Lists that hold any
-   * item with visibleTo are per-caller (modern-era cacheScope 'private').
+   * Whether this caller may use it. Absent: everyone. A caller who may not is refused on use
+   * (401-style when anonymous, 403-style when signed in) and, with auth.filterToolsByRole,
+   * also left out of lists (which are then per-caller: modern-era cacheScope 'private').
    */
-  visibleTo?(principal: Principal): boolean;
+  allows?(principal: Principal): boolean;
   /** Arguments have been validated against inputSchema (omitted arguments arrive as {}). */
   call(args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult>;
 }
@@ -99,10 +100,11 @@ export interface ResourceSpec {
   description?: string;
   mimeType?: string;
   /**
-   * Whether this caller may see it in lists (and call it). Absent: everyone. Lists that hold any
-   * item with visibleTo are per-caller (modern-era cacheScope 'private').
+   * Whether this caller may use it. Absent: everyone. A caller who may not is refused on use
+   * (401-style when anonymous, 403-style when signed in) and, with auth.filterToolsByRole,
+   * also left out of lists (which are then per-caller: modern-era cacheScope 'private').
    */
-  visibleTo?(principal: Principal): boolean;
+  allows?(principal: Principal): boolean;
   read(ctx: CallContext): Promise<ResourceReadResult>;
 }
 
@@ -119,10 +121,11 @@ export interface ResourceTemplateSpec {
   description?: string;
   mimeType?: string;
   /**
-   * Whether this caller may see it in lists (and call it). Absent: everyone. Lists that hold any
-   * item with visibleTo are per-caller (modern-era cacheScope 'private').
+   * Whether this caller may use it. Absent: everyone. A caller who may not is refused on use
+   * (401-style when anonymous, 403-style when signed in) and, with auth.filterToolsByRole,
+   * also left out of lists (which are then per-caller: modern-era cacheScope 'private').
    */
-  visibleTo?(principal: Principal): boolean;
+  allows?(principal: Principal): boolean;
   /** Returns the template variables if the URI belongs to this template, else null. */
   match(uri: string): Record<string, string> | null;
   read(uri: string, vars: Record<string, string>, ctx: CallContext): Promise<ResourceReadResult>;
@@ -145,10 +148,11 @@ export interface PromptSpec {
   description?: string;
   arguments?: PromptArgumentSpec[];
   /**
-   * Whether this caller may see it in lists (and call it). Absent: everyone. Lists that hold any
-   * item with visibleTo are per-caller (modern-era cacheScope 'private').
+   * Whether this caller may use it. Absent: everyone. A caller who may not is refused on use
+   * (401-style when anonymous, 403-style when signed in) and, with auth.filterToolsByRole,
+   * also left out of lists (which are then per-caller: modern-era cacheScope 'private').
    */
-  visibleTo?(principal: Principal): boolean;
+  allows?(principal: Principal): boolean;
   get(args: Record<string, string>, ctx: CallContext): Promise<PromptResult>;
   complete?(
     argument: string,

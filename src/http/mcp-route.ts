@@ -13,6 +13,7 @@ import { accepts, sendJson, sendRpcError } from './replies.js';
 import type { HttpSession, SessionStore } from './sessions.js';
 import { GET_STREAM_ID } from './sessions.js';
 import { parseEventId, SseStream, startSse } from './sse.js';
+import { challenge } from './challenge.js';
 import { statusOf } from './status.js';
 
 export interface McpRouteOptions {
@@ -201,7 +202,10 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     const named = onAnswered === undefined || answered;
     const headers = named ? { ...sessionHeaders } : {};
     if (timings.header) headers['server-timing'] = timings.header;
-    sendJson(reply, statusOf(outcome), outcome.response, headers);
+    const status = statusOf(outcome);
+    if (status === 401) headers['www-authenticate'] = challenge('missing');
+    if (status === 403) headers['www-authenticate'] = challenge('insufficient_scope');
+    sendJson(reply, status, outcome.response, headers);
   };
 
   const post = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {

@@ -13,6 +13,13 @@ describe('statusOf', () => {
     expect(statusOf({ response: resultResponse(1, { isError: true }), era: 'modern' })).toBe(200);
   });
 
+  it('answers 401 for a caller who must authenticate and 403 for one without the role', () => {
+    for (const era of ['legacy', 'modern'] as const) {
+      expect(failed(era, RpcCodes.AUTH_REQUIRED, 'auth')).toBe(401);
+      expect(failed(era, RpcCodes.AUTH_REQUIRED, 'forbidden')).toBe(403);
+    }
+  });
+
   it('keeps legacy-era errors in a 200 body, except a header mismatch', () => {
     for (const code of Object.values(RpcCodes)) {
       expect(failed('legacy', code), `code ${code}`).toBe(
@@ -30,7 +37,6 @@ describe('statusOf', () => {
       RpcCodes.HEADER_MISMATCH,
       RpcCodes.MISSING_CAPABILITY,
       RpcCodes.UNSUPPORTED_VERSION,
-      RpcCodes.AUTH_REQUIRED,
     ]) {
       expect(failed('modern', code), `code ${code}`).toBe(400);
     }

@@ -18,6 +18,11 @@ export function authRequired(message: string): RpcError {
   return new RpcError(RpcCodes.AUTH_REQUIRED, message, undefined, 'auth');
 }
 
+/** -32001 for a signed-in caller whose roles do not allow what it asked for. */
+export function forbidden(message: string): RpcError {
+  return new RpcError(RpcCodes.AUTH_REQUIRED, message, undefined, 'forbidden');
+}
+
 /** An unknown resource: -32002 in the legacy era, -32602 with data.uri in 2026-07-28. */
 export function resourceNotFound(era: Era, uri: string, message: string): RpcError {
   return new RpcError(
@@ -37,6 +42,9 @@ export function protocolErrorOf(error: unknown, era: Era, resourceUri?: string):
   if (error instanceof RpcError) return error;
   if (!isAppError(error)) return null;
   if (error.category === 'auth') return authRequired(error.message);
+  if (error.category === 'forbidden' && error.code === ErrorCodes.AUTH_REQUIRED) {
+    return forbidden(error.message);
+  }
   if (error.code === ErrorCodes.CAPABILITY_MISSING && era === 'modern') {
     return new RpcError(RpcCodes.MISSING_CAPABILITY, error.message, {
       requiredCapabilities: error.details?.['requiredCapabilities'] ?? {},

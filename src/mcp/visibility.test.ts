@@ -1,4 +1,4 @@
-// Per-caller visibility: items with visibleTo are left out of lists for callers who may not see
+// Per-caller visibility: items with allows are left out of lists for callers who may not see
 // them, refused by name (-32001 for a caller without identity), and lists that depend on the
 // caller say cacheScope 'private' in the modern era.
 import { pino } from 'pino';
@@ -27,7 +27,7 @@ const ok = async () => ({ content: [{ type: 'text' as const, text: 'ok' }] });
 function catalog(gated = true): Registry {
   const registry = createRegistry();
   const gate = <T extends object>(spec: T, rule: (p: Principal) => boolean): T =>
-    gated ? { ...spec, visibleTo: rule } : spec;
+    gated ? { ...spec, allows: rule } : spec;
   registry.addTool({
     name: 'b_open',
     description: 'open',
@@ -76,12 +76,13 @@ function catalog(gated = true): Registry {
   return registry;
 }
 
-function harness(registry: Registry) {
+function harness(registry: Registry, filterByAccess = true) {
   const dispatcher = createDispatcher({
     registry,
     logger: pino({ level: 'silent' }),
     serverInfo: { name: 'test', version: '1' },
     signer: createSigner('k'),
+    filterByAccess,
   });
   const channel = (principal: Principal, modern: boolean): RequestChannel => {
     const session = createSession('s', () => undefined);
@@ -137,15 +138,15 @@ describe('per-caller visibility', () => {
     expect(names(await ask(BOB, 'prompts/list'), 'prompts')).toEqual(['review']);
   });
 
-  it('refuses a hidden item: -32001 without identity, unknown otherwise', async () => {
+  it('refuses an item the caller may not use: -32001, as auth or as forbidden', async () => {
     const anon = await ask(ANONYMOUS, 'tools/call', { name: 'a_private' });
     expect(anon.error.code).toBe(-32001);
     expect(anon.error.message).toMatch(/tool a_private needs an authenticated caller/);
     expect((await ask(BOB, 'tools/call', { name: 'a_private' })).result.content[0].text).toBe('ok');
     const bob = await ask(BOB, 'tools/call', { name: 'c_admin' });
     expect(bob.error).toMatchObject({
-      code: -32602,
-      message: expect.stringMatching(/Unknown tool/),
+      code: -32001,
+      message: expect.stringMatching(/Forbidden: your roles do not allow the tool c_admin/),
     });
     expect((await ask(ALICE, 'tools/call', { name: 'c_admin' })).result).toBeDefined();
     expect((await ask(ANONYMOUS, 'resources/read', { uri: 'doc://secret' })).error.code).toBe(
@@ -186,5 +187,23 @@ describe('per-caller visibility', () => {
       );
     }
     expect(names(await open.ask(ANONYMOUS, 'tools/list'), 'tools')).toHaveLength(3);
+  });
+
+  it('lists everything by default and still refuses the call (auth.filterToolsByRole off)', async () => {
+    const listed = harness(catalog(), false);
+    expect(names(await listed.ask(ANONYMOUS, 'tools/list'), 'tools')).toEqual([
+      'a_private',
+      'b_open',
+      'c_admin',
+    ]);
+    expect((await listed.ask(ANONYMOUS, 'tools/list', {}, true)).result.cacheScope).toBe('public');
+    expect((await listed.ask(ANONYMOUS, 'prompts/list')).result.prompts).toHaveLength(1);
+    expect((await listed.ask(ANONYMOUS, 'tools/call', { name: 'a_private' })).error.code).toBe(
+      -32001,
+    );
+    expect((await listed.ask(BOB, 'tools/call', { name: 'c_admin' })).error.message).toMatch(
+      /^Forbidden/,
+    );
+    expect((await listed.ask(ALICE, 'tools/call', { name: 'c_admin' })).result).toBeDefined();
   });
 });

@@ -60,7 +60,7 @@ export interface RegistryBatch {
   prompts?: { remove?: readonly string[]; add?: readonly PromptSpec[] };
   /**
    * Kinds to announce even when the listed views came out the same: who may see an entry
-   * changed in a way its view cannot show (the roles behind a visibleTo).
+   * changed in a way its view cannot show (the roles behind a allows).
    */
   announce?: readonly CatalogKind[];
 }
@@ -75,14 +75,14 @@ export interface RegistryBatchResult {
 const UNLISTED_KEYS = new Set(['derived', 'source']);
 
 /**
- * What a list shows of an entry (its data fields, and whether visibleTo restricts it), as a
+ * What a list shows of an entry (its data fields, and whether allows restricts it), as a
  * string: two entries with the same view look the same to a client.
  */
 export function listedView(
   spec: ToolSpec | ResourceSpec | ResourceTemplateSpec | PromptSpec,
 ): string {
   const plain = spec as unknown as Record<string, unknown>;
-  const view: Record<string, unknown> = { restricted: typeof spec.visibleTo === 'function' };
+  const view: Record<string, unknown> = { restricted: typeof spec.allows === 'function' };
   for (const key of Object.keys(plain).sort()) {
     if (typeof plain[key] !== 'function' && !UNLISTED_KEYS.has(key)) view[key] = plain[key];
   }

@@ -80,9 +80,10 @@ describe.skipIf(!info)('SQL tools end to end through the SDK client', () => {
         for (const name of ['query_database', 'add_numbers', 'series', 'item_rows', 'greet']) {
           expect(names).toContain(name);
         }
-        // Hidden from this anonymous caller: @authorize and requiresAuth.
-        expect(names).not.toContain('secret_number');
-        expect(names).not.toContain('members_only');
+        // Listed to everyone by default (auth.filterToolsByRole off): an agent can find them
+        // and be asked to authenticate when it calls them.
+        expect(names).toContain('secret_number');
+        expect(names).toContain('members_only');
         const series = tools.find((t) => t.name === 'series')!;
         expect(series.annotations).toMatchObject({ readOnlyHint: true });
         expect(series.outputSchema).toMatchObject({ required: ['items'] });
@@ -105,12 +106,14 @@ describe.skipIf(!info)('SQL tools end to end through the SDK client', () => {
         expect(result.structuredContent).toEqual({ greeting: 'Hello, Ada' });
       });
 
-      it('refuses a hidden requiresAuth handler with -32001', async () => {
+      it('refuses a requiresAuth handler to an anonymous caller (-32001; HTTP 401)', async () => {
         const error = await client.callTool('members_only', {}).then(
           () => null,
-          (e: unknown) => e as { code?: number },
+          (e: unknown) => e as { code?: number; message?: string },
         );
-        expect(error?.code).toBe(-32001);
+        expect(String(error?.message)).toMatch(/Authentication required/);
+        // Over HTTP the refusal is a 401 (the SDK clients report the body's message).
+        if (connector.transport === 'stdio') expect(error?.code).toBe(-32001);
       });
     });
   }

@@ -196,6 +196,7 @@ describe.skipIf(!info)('SQL handler registry', () => {
       logger: pino({ level: 'silent' }),
       serverInfo: { name: 'test', version: '1' },
       signer: createSigner('k'),
+      filterByAccess: true,
     });
     const ask = async (principal: Principal, method: string, params: object = {}) => {
       const meta = {

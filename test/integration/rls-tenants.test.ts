@@ -93,8 +93,8 @@ describe.skipIf(!info || info.role !== TEST_ROLE)('row-level security per tenant
   });
 
   it('hides the tool from anonymous callers and refuses them (@authorize)', async () => {
-    expect(listNotes.visibleTo?.(ANONYMOUS)).toBe(false);
-    expect(listNotes.visibleTo?.(member('wile', 'acme'))).toBe(true);
+    expect(listNotes.allows?.(ANONYMOUS)).toBe(false);
+    expect(listNotes.allows?.(member('wile', 'acme'))).toBe(true);
     await expect(
       listNotes.call({}, createFakeContext({ principal: ANONYMOUS }).ctx),
     ).rejects.toMatchObject({ category: 'auth' });

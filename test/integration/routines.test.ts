@@ -310,12 +310,12 @@ function suite(label: string, start: () => Promise<Setup>): void {
       expect((await call('secret_number', {}, USER)).structuredContent).toEqual({ value: 42 });
       // Listed only to callers who pass @authorize.
       const secret = tools.get('secret_number')!;
-      expect(secret.visibleTo?.(USER)).toBe(true);
-      expect(secret.visibleTo?.(viewer)).toBe(false);
-      expect(secret.visibleTo?.({ ...USER, kind: 'anonymous', userId: null, roles: [] })).toBe(
+      expect(secret.allows?.(USER)).toBe(true);
+      expect(secret.allows?.(viewer)).toBe(false);
+      expect(secret.allows?.({ ...USER, kind: 'anonymous', userId: null, roles: [] })).toBe(
         false,
       );
-      expect(tools.get('add_numbers')!.visibleTo).toBeUndefined();
+      expect(tools.get('add_numbers')!.allows).toBeUndefined();
     });
 
     it('maps RAISE to an error with SQLSTATE, detail and hint; PM404 is not_found', async () => {

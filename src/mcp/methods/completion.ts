@@ -1,6 +1,6 @@
 // completion/complete for prompt arguments and resource template variables.
 import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
-import { canSee, type FeatureOptions, type Handler } from './shared.js';
+import { canUse, type FeatureOptions, type Handler } from './shared.js';
 
 const MAX_VALUES = 100;
 
@@ -30,7 +30,7 @@ export function completionMethods(options: FeatureOptions): { complete: Handler 
       if (ref['type'] === 'ref/prompt') {
         const found = registry.prompt(String(ref['name']));
         // A hidden prompt or template completes like an unknown one.
-        const prompt = found && canSee(found, principal) ? found : undefined;
+        const prompt = found && canUse(found, principal) ? found : undefined;
         if (!prompt)
           throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown prompt: ${String(ref['name'])}`);
         completer = prompt.complete?.bind(prompt);
@@ -38,9 +38,9 @@ export function completionMethods(options: FeatureOptions): { complete: Handler 
         const uri = String(ref['uri']);
         const template = registry
           .templates()
-          .find((t) => t.uriTemplate === uri && canSee(t, principal));
+          .find((t) => t.uriTemplate === uri && canUse(t, principal));
         const resource = registry.resource(uri);
-        if (!template && !(resource && canSee(resource, principal))) {
+        if (!template && !(resource && canUse(resource, principal))) {
           throw new RpcError(RpcCodes.INVALID_PARAMS, `Unknown resource or template: ${uri}`);
         }
         completer = template?.complete?.bind(template);

@@ -3,8 +3,8 @@
 import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
 import { paginate } from '../pagination.js';
 import {
-  canSee,
-  hiddenError,
+  canUse,
+  deniedError,
   requireString,
   type FeatureOptions,
   type Handler,
@@ -42,7 +42,7 @@ export function promptMethods(
         );
       if (!prompt) throw unknownPrompt();
       const principal = scope.channel.principal;
-      if (!canSee(prompt, principal)) throw hiddenError('prompt', name, principal, unknownPrompt());
+      if (!canUse(prompt, principal)) throw deniedError('prompt', name, principal);
       const raw = params['arguments'] ?? {};
       if (!isObject(raw))
         throw new RpcError(

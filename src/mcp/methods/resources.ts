@@ -2,8 +2,8 @@
 import { paginate } from '../pagination.js';
 import { resourceNotFound } from '../errors.js';
 import {
-  canSee,
-  hiddenError,
+  canUse,
+  deniedError,
   requireString,
   type FeatureOptions,
   type Handler,
@@ -57,8 +57,8 @@ export function resourceMethods(
       const notFound = resourceNotFound(scope.era, uri, `Resource not found: ${uri}`);
       if (!direct && !matched) throw notFound;
       const principal = scope.channel.principal;
-      if (!canSee(direct ?? matched!.template, principal)) {
-        throw hiddenError('resource', uri, principal, notFound);
+      if (!canUse(direct ?? matched!.template, principal)) {
+        throw deniedError('resource', uri, principal);
       }
       // A template that matched the URI's shape may still find nothing there (mcp/errors.ts).
       const outcome = await shared.withContext(

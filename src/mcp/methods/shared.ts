@@ -7,7 +7,7 @@ import type { Signer } from '../../core/signed.js';
 import type { Registry } from '../../tools/registry.js';
 import { buildContext, progressTokenOf } from '../call-context.js';
 import type { RequestChannel } from '../channel.js';
-import { authRequired, protocolErrorOf } from '../errors.js';
+import { authRequired, forbidden, protocolErrorOf } from '../errors.js';
 import {
   InputRequiredSignal,
   inputRequiredResult,
@@ -26,6 +26,11 @@ export interface FeatureOptions {
   pageSize?: number;
   /** ttlMs hint on modern-era lists and reads. */
   listTtlMs?: number;
+  /**
+   * Leave out of lists what the caller may not use (auth.filterToolsByRole). Off: every item
+   * is listed, so an agent can find it and be asked to authenticate, and use is checked.
+   */
+  filterByAccess?: boolean;
 }
 
 export interface RequestScope {
@@ -44,30 +49,26 @@ export type Handler = (
   scope: RequestScope,
 ) => Promise<Record<string, unknown>>;
 
-/** Anything a list holds: it may be shown to some callers only. */
+/** Anything a list holds: some callers may not use it. */
 export interface Gated {
-  visibleTo?(principal: Principal): boolean;
+  allows?(principal: Principal): boolean;
 }
 
-export const canSee = (item: Gated, principal: Principal): boolean =>
-  item.visibleTo === undefined || item.visibleTo(principal);
+export const canUse = (item: Gated, principal: Principal): boolean =>
+  item.allows === undefined || item.allows(principal);
 
 /**
- * A hidden item called by name. A caller without an identity is told to authenticate (-32001,
- * as for a requiresAuth handler or an @authorize routine it can see); signing in may reveal it.
- * An identified caller who still may not see it gets the unknown-name answer: nothing it can
- * do would change that, so the name's existence is not confirmed.
+ * The answer to using an item the caller may not: a caller without an identity is asked to
+ * authenticate (-32001; HTTP 401 with a challenge), a signed-in caller is refused for want of
+ * a role (HTTP 403, insufficient_scope).
  */
-export function hiddenError(
-  kind: string,
-  name: string,
-  principal: Principal,
-  unknown: RpcError,
-): RpcError {
-  if (principal.kind !== 'anonymous' && principal.userId !== null) return unknown;
-  return authRequired(
-    `Authentication required: the ${kind} ${name} needs an authenticated caller.`,
-  );
+export function deniedError(kind: string, name: string, principal: Principal): RpcError {
+  if (principal.kind === 'anonymous' || principal.userId === null) {
+    return authRequired(
+      `Authentication required: the ${kind} ${name} needs an authenticated caller.`,
+    );
+  }
+  return forbidden(`Forbidden: your roles do not allow the ${kind} ${name}.`);
 }
 
 export function requireString(params: Record<string, unknown>, key: string): string {
@@ -108,13 +109,14 @@ export function createShared(options: FeatureOptions): Shared {
 
   return {
     visible(items, principal) {
+      if (!options.filterByAccess) return { items, cacheScope: 'public' };
       let gated = gatedLists.get(items);
       if (gated === undefined) {
-        gated = items.some((item) => item.visibleTo !== undefined);
+        gated = items.some((item) => item.allows !== undefined);
         gatedLists.set(items, gated);
       }
       if (!gated) return { items, cacheScope: 'public' };
-      return { items: items.filter((item) => canSee(item, principal)), cacheScope: 'private' };
+      return { items: items.filter((item) => canUse(item, principal)), cacheScope: 'private' };
     },
 
     cacheHints: (scope, cacheScope) => (scope.era === 'modern' ? { ttlMs, cacheScope } : {}),

@@ -7,8 +7,8 @@ import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
 import { paginate } from '../pagination.js';
 import { prebuild } from '../serialize.js';
 import {
-  canSee,
-  hiddenError,
+  canUse,
+  deniedError,
   requireString,
   type FeatureOptions,
   type Handler,
@@ -71,7 +71,7 @@ export function toolMethods(
         );
       if (!entry) throw unknownTool();
       const principal = scope.channel.principal;
-      if (!canSee(entry.spec, principal)) throw hiddenError('tool', name, principal, unknownTool());
+      if (!canUse(entry.spec, principal)) throw deniedError('tool', name, principal);
       const args = params['arguments'] ?? {};
       if (!isObject(args))
         return { ...toolError(`Invalid arguments for ${name}: arguments must be an object.`) };

@@ -14,12 +14,12 @@ import { toPromptResult, toResourceResult, toToolResult } from './convert.js';
 import { isSignedIn, run } from './invocation.js';
 import type { HandlerRow, RegistryHandlerOptions } from './types.js';
 
-/** Sets visibleTo on a spec of a requiresAuth row (hidden from anonymous callers). */
-function gate<T extends { visibleTo?(principal: Principal): boolean }>(
+/** Sets allows on a spec of a requiresAuth row (hidden from anonymous callers). */
+function gate<T extends { allows?(principal: Principal): boolean }>(
   row: HandlerRow,
   spec: T,
 ): T {
-  if (row.requires_auth) spec.visibleTo = isSignedIn;
+  if (row.requires_auth) spec.allows = isSignedIn;
   return spec;
 }
 

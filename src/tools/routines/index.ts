@@ -117,7 +117,7 @@ export function deriveRoutineTools(
     if (derived.outputSchema) spec.outputSchema = derived.outputSchema;
     // Listed only to callers who may run it (docs/sql-tools.md, "Who sees what").
     if (derived.routine.annotations.authorize !== null) {
-      spec.visibleTo = (principal) => isAuthorized(derived, principal);
+      spec.allows = (principal) => isAuthorized(derived, principal);
     }
     tools.push(spec);
   }
