@@ -213,7 +213,6 @@ async function pgStep(spec) {
             {
               url,
               poolSize: spec.poolSize,
-              statementTimeoutMs: 30_000,
               embedded: { dataDir: '', demo: false },
             },
             pino({ level: 'silent' }),

@@ -49,7 +49,7 @@ try {
     `\nschema scale: created ${TABLES} tables in ${Math.round(performance.now() - created)} ms`,
   );
   db = await createDatabase(
-    { url, poolSize: 2, statementTimeoutMs: 60_000, embedded: { dataDir: '', demo: false } },
+    { url, poolSize: 2, embedded: { dataDir: '', demo: false } },
     pino({ level: 'silent' }),
   );
   const policy = createAccessPolicy(NO_RULES);

@@ -33,7 +33,7 @@ export interface CatalogWatchOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** Install the event trigger when the role may (superuser). Default true. */
   installTrigger?: boolean;
-  /** Connection for the LISTEN client; default the pool's own settings. */
+  /** Connection for the LISTEN client; default the database's own (db.openClient). */
   connection?: pg.ClientConfig;
   /** Called (never concurrently with itself) after a debounced burst or a poll tick. */
   onChange(reason: ChangeReason, detail: { channels: string[] }): void | Promise<void>;
@@ -87,8 +87,10 @@ export function startCatalogWatch(options: CatalogWatchOptions): CatalogWatch {
   const debounceMs = options.debounceMs ?? 100;
   const backoff = options.backoff ?? { initialMs: 500, maxMs: 30_000 };
   const mode: CatalogWatch['mode'] = db.kind === 'embedded' ? 'poll' : 'listen';
-  const connection =
-    options.connection ?? (db.pool as unknown as { options: pg.ClientConfig }).options;
+  const newClient = (): pg.Client =>
+    options.connection
+      ? new pg.Client({ ...options.connection, keepAlive: true })
+      : db.openClient({ keepAlive: true });
 
   let stopped = false;
   let client: pg.Client | null = null;
@@ -150,7 +152,7 @@ export function startCatalogWatch(options: CatalogWatchOptions): CatalogWatch {
 
   const connect = async (): Promise<void> => {
     if (stopped) return;
-    const next = new pg.Client({ ...connection, keepAlive: true });
+    const next = newClient();
     let lost = false;
     const onLost = (why: string): void => {
       if (lost) return;

@@ -4,7 +4,6 @@ import type { Config } from '../config/index.js';
 import { createDatabase, type Database } from '../db/database.js';
 import { createDispatcher, type Dispatcher } from '../mcp/dispatcher.js';
 import { createSigner } from '../core/signed.js';
-import { createQueryDatabaseTool } from '../tools/builtin/query-database.js';
 import { registerConformanceFixtures } from '../tools/conformance/index.js';
 import { createCatalog } from '../catalog/index.js';
 import { createAccessPolicy } from '../tools/access-policy.js';
@@ -34,7 +33,6 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     {
       url: config.database.url,
       poolSize: config.database.poolSize,
-      statementTimeoutMs: config.database.statementTimeoutMs,
       embedded: { dataDir: config.embedded.dataDir, demo: config.embedded.demo },
       role: config.database.role,
     },
@@ -52,17 +50,6 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   };
   const catalog = createCatalog(db, policy, { ttlMs: CATALOG_TTL_MS });
   const registry = createRegistry();
-  registry.addTool(
-    createQueryDatabaseTool(db, {
-      limits,
-      allowWrites: config.database.allowWrites,
-      deniedFunctions,
-      policy,
-      maxPlanCost: config.database.maxPlanCost,
-      maxPlanRows: config.database.maxPlanRows,
-      signer,
-    }),
-  );
   registerBuiltins(registry, {
     db,
     catalog,
@@ -71,6 +58,11 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     allowWrites: config.database.allowWrites,
     deniedFunctions,
     showQueryText: config.database.showQueryText,
+    queryDatabase: {
+      maxPlanCost: config.database.maxPlanCost,
+      maxPlanRows: config.database.maxPlanRows,
+      signer,
+    },
   });
   // Routines and registry handlers: loaded now, and again whenever the database says they
   // changed (NOTIFY from an event trigger, or a TTL poll where none can be installed).
@@ -146,8 +138,8 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
 /** Whether the SQL handler registry (schema mcp, with its exchange table) is installed. */
 async function registryInstalled(db: Database): Promise<boolean> {
   try {
-    const { rows } = await db.pool.query<{ ok: boolean }>(
-      "SELECT to_regclass('mcp.exchange') IS NOT NULL AS ok",
+    const { rows } = await db.withOwnConnection((client) =>
+      client.query<{ ok: boolean }>("SELECT to_regclass('mcp.exchange') IS NOT NULL AS ok"),
     );
     return rows[0]?.ok === true;
   } catch {

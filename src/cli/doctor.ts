@@ -2,7 +2,7 @@
 import type pg from 'pg';
 import type { Config } from '../config/index.js';
 import { redactUrl } from '../config/index.js';
-import { createDatabase } from '../db/database.js';
+import { createDatabase, type Database } from '../db/database.js';
 import { createLogger } from './logger.js';
 
 const PRIVILEGES_SQL = `
@@ -22,19 +22,18 @@ export async function doctor(config: Config): Promise<number> {
   out(
     `database: ${config.database.url ? redactUrl(config.database.url) : `embedded PGlite at ${config.embedded.dataDir}`}`,
   );
-  let db;
+  let db: Database | undefined;
   try {
     db = await createDatabase(
       {
         url: config.database.url,
         poolSize: 1,
-        statementTimeoutMs: config.database.statementTimeoutMs,
         embedded: { dataDir: config.embedded.dataDir, demo: config.embedded.demo },
       },
       logger,
     );
-    const client: pg.PoolClient = await db.pool.connect();
-    try {
+    const kind = db.kind;
+    return await db.withOwnConnection(async (client: pg.PoolClient) => {
       const info = await client.query<{ version: string; role: string; db: string }>(
         'SELECT version() AS version, current_user AS role, current_database() AS db',
       );
@@ -53,7 +52,7 @@ export async function doctor(config: Config): Promise<number> {
         `mode: ${config.database.allowWrites ? 'writes allowed (allowWrites: true)' : 'read-only transactions'}`,
       );
       const fixes: string[] = [];
-      if (db.kind === 'embedded') {
+      if (kind === 'embedded') {
         out(
           'role privileges: embedded database (single local user); read-only is enforced per transaction',
         );
@@ -86,9 +85,7 @@ export async function doctor(config: Config): Promise<number> {
         out('Nothing to fix.');
       }
       return 0;
-    } finally {
-      client.release();
-    }
+    });
   } catch (error) {
     out(`ERROR: could not use the database: ${(error as Error).message}`);
     out(

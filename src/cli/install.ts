@@ -16,37 +16,38 @@ export async function install(config: Config): Promise<number> {
     {
       url: config.database.url,
       poolSize: 1,
-      statementTimeoutMs: config.database.statementTimeoutMs,
       embedded: { dataDir: config.embedded.dataDir, demo: config.embedded.demo },
     },
     createLogger('warn'),
   );
-  let client: pg.PoolClient | undefined;
+  let connected = false;
   try {
-    client = await db.pool.connect().catch((error: unknown) => {
-      throw new AppError(ErrorCodes.DB_UNAVAILABLE, `Cannot connect: ${(error as Error).message}`, {
-        category: 'unavailable',
-        cause: error,
-      });
+    return await db.withOwnConnection(async (client: pg.PoolClient) => {
+      connected = true;
+      const outcome = await applyRegistryScripts(pgRunner(client));
+      out(`registry schema version before: ${outcome.before ?? 'not installed'}`);
+      out(`registry schema version after:  ${outcome.after}`);
+      out(
+        outcome.applied.length > 0
+          ? `applied: ${outcome.applied.join(', ')}`
+          : 'already up to date; nothing applied',
+      );
+      // The event trigger that tells a running pgmcp about DDL (else it polls).
+      const trigger = await installCatalogTrigger(client);
+      out(
+        trigger === 'installed'
+          ? 'change notifications: event trigger pgmcp_watch installed (running servers reload on DDL)'
+          : 'change notifications: this role may not create event triggers; servers will poll for changes',
+      );
+      return 0;
     });
-    const outcome = await applyRegistryScripts(pgRunner(client));
-    out(`registry schema version before: ${outcome.before ?? 'not installed'}`);
-    out(`registry schema version after:  ${outcome.after}`);
-    out(
-      outcome.applied.length > 0
-        ? `applied: ${outcome.applied.join(', ')}`
-        : 'already up to date; nothing applied',
-    );
-    // The event trigger that tells a running pgmcp about DDL (else it polls).
-    const trigger = await installCatalogTrigger(client);
-    out(
-      trigger === 'installed'
-        ? 'change notifications: event trigger pgmcp_watch installed (running servers reload on DDL)'
-        : 'change notifications: this role may not create event triggers; servers will poll for changes',
-    );
-    return 0;
+  } catch (error) {
+    if (connected) throw error;
+    throw new AppError(ErrorCodes.DB_UNAVAILABLE, `Cannot connect: ${(error as Error).message}`, {
+      category: 'unavailable',
+      cause: error,
+    });
   } finally {
-    client?.release();
     await db.close();
   }
 }

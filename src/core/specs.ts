@@ -64,7 +64,10 @@ export interface CallContext {
    * Returns false where that is impossible (stdio, the modern era).
    */
   disconnectStream(retryMs?: number): boolean;
-  /** Report how long one stage of the work took (HTTP: Server-Timing; the debug log). */
+  /**
+   * Report how long one stage of the call took (query_database: parse, policy, plan,
+   * confirm, run, format), for a Server-Timing header and the debug log. Optional.
+   */
   timing?(stage: string, durationMs: number): void;
 }
 

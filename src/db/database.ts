@@ -1,11 +1,13 @@
-// The one way code reaches PostgreSQL: a pg pool (real server or the embedded PGlite
-// child) and withTransaction(), which puts every call in one transaction whose safety
-// settings are transaction-local (so PgBouncer in transaction mode keeps working).
+// The one way code reaches PostgreSQL. The pg pool (real server or the embedded PGlite child)
+// stays inside: a call reaches it through runStatement(), withCall() or withTransaction(), each
+// of which gives the call one guarded connection whose safety settings, role and identity are
+// transaction-local (so PgBouncer in transaction mode keeps working).
 import pg from 'pg';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import type { Logger } from 'pino';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
+import { createCallSession, type CallSession } from './call-session.js';
 import { startEmbedded, type EmbeddedDatabase } from './embedded/index.js';
 import { fromPgError } from './errors.js';
 import {
@@ -19,7 +21,6 @@ export interface DatabaseOptions {
   /** postgres:// URL; null runs the embedded PGlite. */
   url: string | null;
   poolSize: number;
-  statementTimeoutMs: number;
   embedded: { dataDir: string; demo: boolean };
   /** Every call runs as this role (SET LOCAL ROLE); null: the login role. */
   role?: string | null;
@@ -44,17 +45,29 @@ export interface Database {
   readonly kind: 'postgres' | 'embedded';
   /** The database's name, for serverInfo and health (never the URL: it may hold a password). */
   readonly name: string;
-  readonly pool: pg.Pool;
   readonly embedded: EmbeddedDatabase | null;
   /**
    * One statement with the safety settings, in one round trip and one implicit transaction;
    * rows read with offset, limit (+1 to detect more) and a byte cap.
    */
   runStatement(run: StatementRun): Promise<PipelineResult>;
+  /**
+   * One call on one guarded connection: its lookups and its statement under the same
+   * settings, role and identity (see CallSession for the round trips).
+   */
+  withCall<T>(options: TransactionOptions, work: (session: CallSession) => Promise<T>): Promise<T>;
+  /** Several statements of one call in one transaction (BEGIN and the settings in one trip). */
   withTransaction<T>(
     options: TransactionOptions,
     work: (client: pg.PoolClient) => Promise<T>,
   ): Promise<T>;
+  /**
+   * pgmcp's own work, never a call's (the exchange log, install, doctor): a pooled connection
+   * as the login role, without the call settings. It must come back idle.
+   */
+  withOwnConnection<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** A new connection outside the pool (LISTEN needs its own); the caller ends it. */
+  openClient(extra?: pg.ClientConfig): pg.Client;
   health(): Promise<{ ok: boolean; database: string }>;
   close(): Promise<void>;
 }
@@ -252,32 +265,60 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       }
     });
 
-  const runStatement = (run: StatementRun): Promise<PipelineResult> =>
-    guarded(run, async (client, markBroken) => {
-      const result = await runPipelined(
+  const withCall = <T>(
+    tx: TransactionOptions,
+    work: (session: CallSession) => Promise<T>,
+  ): Promise<T> =>
+    guarded(tx, async (client, markBroken) => {
+      const { session, finish } = createCallSession({
         client,
-        [settingsStep(run)],
-        { text: run.sql, values: run.params },
-        {
-          offset: run.offset,
-          limit: run.limit,
-          maxBytes: run.maxBytes,
-          types: PG_TYPES,
-        },
-      );
-      // A statement that could write could also have changed the session (UPDATE pg_settings,
-      // a function's set_config): its connection is not handed to anyone else.
-      if (!run.readOnly) markBroken(new Error('retired after a read-write statement'));
-      return result;
+        readOnly: tx.readOnly,
+        settings: settingsStep(tx),
+        types: PG_TYPES,
+        markBroken,
+      });
+      try {
+        return await work(session);
+      } finally {
+        await finish();
+      }
     });
+
+  const runStatement = (run: StatementRun): Promise<PipelineResult> =>
+    withCall(run, (session) =>
+      session.run(
+        { text: run.sql, values: run.params },
+        { offset: run.offset, limit: run.limit, maxBytes: run.maxBytes, types: PG_TYPES },
+      ),
+    );
+
+  const withOwnConnection = async <T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
+    if (embedded) await embedded.whenReady();
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      return await work(client);
+    } catch (error) {
+      if ((error as { severity?: unknown }).severity !== 'ERROR')
+        broken = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      if (!broken && transactionStatus(client) !== 'I')
+        broken = new Error('left inside a transaction');
+      client.release(broken);
+    }
+  };
 
   return {
     kind: embedded ? 'embedded' : 'postgres',
     name,
-    pool,
     embedded,
+    withCall,
     withTransaction,
+    withOwnConnection,
     runStatement,
+    openClient: (extra = {}) =>
+      new pg.Client({ ...poolConfig, types: PG_TYPES, connectionTimeoutMillis: 10_000, ...extra }),
     async health() {
       try {
         await pool.query('SELECT 1');

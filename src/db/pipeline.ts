@@ -130,7 +130,8 @@ function rawBytes(fields: unknown[]): number {
 
 /**
  * A pg Submittable: `setup` statements (results ignored), then `statement`, whose rows are
- * read with the given caps, all before one Sync.
+ * read with the given caps, then `after` statements (results ignored; COMMIT of an open
+ * block), all before one Sync. An error skips everything after it up to the Sync.
  */
 export class PipelinedStatement extends EventEmitter {
   private readonly result: PgResult;
@@ -148,6 +149,7 @@ export class PipelinedStatement extends EventEmitter {
     private readonly setup: readonly PipelineStep[],
     private readonly statement: PipelineStep,
     private readonly read: PipelineRead,
+    private readonly after: readonly PipelineStep[] = [],
   ) {
     super();
     this.result = new Result('array', read.types);
@@ -174,6 +176,11 @@ export class PipelinedStatement extends EventEmitter {
       connection.bind({ values: this.statement.values, valueMapper: prepareValue });
       connection.describe({ type: 'P', name: '' });
       connection.execute({ rows });
+      for (const step of this.after) {
+        connection.parse({ text: step.text });
+        connection.bind({ values: step.values, valueMapper: prepareValue });
+        connection.execute({ rows: 0 });
+      }
       connection.sync();
     } catch (error) {
       // A value that cannot be encoded: nothing useful was sent but the Sync closes it.
@@ -302,14 +309,15 @@ export class PipelinedStatement extends EventEmitter {
   handleCopyData(): void {}
 }
 
-/** Run setup + statement on a checked-out client in one round trip. */
+/** Run setup + statement (+ after) on a checked-out client in one round trip. */
 export function runPipelined(
   client: pg.PoolClient,
   setup: readonly PipelineStep[],
   statement: PipelineStep,
   read: PipelineRead,
+  after: readonly PipelineStep[] = [],
 ): Promise<PipelineResult> {
-  const submittable = new PipelinedStatement(setup, statement, read);
+  const submittable = new PipelinedStatement(setup, statement, read, after);
   // pg accepts any object with submit(); its typings only know Query and cursors.
   (client as unknown as { query(q: unknown): void }).query(submittable);
   return submittable.promise();

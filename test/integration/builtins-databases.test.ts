@@ -122,7 +122,6 @@ async function onPostgres(info: RealPostgres): Promise<Setup> {
     {
       url: info.url,
       poolSize: 2,
-      statementTimeoutMs: LIMITS.statementTimeoutMs,
       embedded: { dataDir: '/nonexistent', demo: false },
     },
     logger,
@@ -156,7 +155,6 @@ async function embeddedDb(): Promise<Database> {
       {
         url: null,
         poolSize: 1,
-        statementTimeoutMs: LIMITS.statementTimeoutMs,
         embedded: { dataDir: join(root, 'data'), demo: true },
       },
       logger,
@@ -169,13 +167,13 @@ async function embeddedDb(): Promise<Database> {
 async function onEmbedded(): Promise<Setup> {
   const db = await embeddedDb();
   const schema = uniqueSchemaName('pgmcp_it');
-  await db.pool.query(fixture(schema));
+  await db.withOwnConnection((c) => c.query(fixture(schema)));
   return {
     db,
     schema,
-    admin: (sql) => db.pool.query(sql).then(() => undefined),
+    admin: (sql) => db.withOwnConnection((c) => c.query(sql)).then(() => undefined),
     async cleanup() {
-      await db.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await db.withOwnConnection((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
     },
   };
 }

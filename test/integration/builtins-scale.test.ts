@@ -51,7 +51,6 @@ describe.skipIf(!pgInfo)('get_schema_info with 10,000 tables on PostgreSQL', () 
       {
         url: pgInfo!.url,
         poolSize: 2,
-        statementTimeoutMs: 30_000,
         embedded: { dataDir: '/nonexistent', demo: false },
       },
       pino({ level: 'silent' }),

@@ -61,7 +61,6 @@ async function startLive(
     {
       url: opts.embedded ? null : url,
       poolSize: 2,
-      statementTimeoutMs: 5_000,
       embedded: { dataDir: opts.embedded ?? '/nonexistent', demo: false },
     },
     logger,
@@ -300,9 +299,11 @@ describe.skipIf(process.env['PGMCP_TEST_NO_EMBEDDED'] === '1')(
       s = await startLive('', { ttlMs: 300, embedded: join(root, 'data'), handlers: false });
       expect(s.watch.mode).toBe('poll');
       expect(s.watch.listening()).toBe(false);
-      await s.db.pool.query(`CREATE SCHEMA emb_fn;
+      await s.db.withOwnConnection((c) =>
+        c.query(`CREATE SCHEMA emb_fn;
       CREATE FUNCTION emb_fn.emb_one() RETURNS int4 LANGUAGE sql IMMUTABLE AS 'SELECT 1';
-      COMMENT ON FUNCTION emb_fn.emb_one IS '@mcp Embedded.';`);
+      COMMENT ON FUNCTION emb_fn.emb_one IS '@mcp Embedded.';`),
+      );
       await until(() => s!.registry.tool('emb_one'), 10_000);
       await sleep(200);
       expect(s.events).toEqual(['tools']);

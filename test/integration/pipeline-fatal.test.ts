@@ -27,7 +27,6 @@ describe.skipIf(!pg)('a backend terminated mid-statement', () => {
       {
         url: pg!.url,
         poolSize: 1,
-        statementTimeoutMs: 20_000,
         embedded: { dataDir: '', demo: false },
       },
       pino({ level: 'silent' }),

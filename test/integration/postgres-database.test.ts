@@ -60,7 +60,6 @@ async function onPostgres(info: RealPostgres): Promise<Setup> {
     {
       url: info.url,
       poolSize: 1,
-      statementTimeoutMs: TIMEOUT_MS,
       embedded: { dataDir: '/nonexistent', demo: false },
     },
     logger,
@@ -81,13 +80,12 @@ async function onEmbedded(): Promise<Setup> {
     {
       url: null,
       poolSize: 1,
-      statementTimeoutMs: TIMEOUT_MS,
       embedded: { dataDir: join(root, 'data'), demo: false },
     },
     logger,
   );
   const schema = uniqueSchemaName('pgmcp_int');
-  await db.pool.query(fixtureSql(schema));
+  await db.withOwnConnection((c) => c.query(fixtureSql(schema)));
   return {
     db,
     schema,
@@ -191,8 +189,10 @@ describe.each(targets)('database layer on %s', (_name, setup, skip) => {
       );
       expect(inside).toEqual([['u-17', 't-3', '{"plan":"pro"}', `${TIMEOUT_MS}ms`, 'on']]);
       // Nothing of it stays on the connection once the transaction is over.
-      const after = await s.db.pool.query<{ u: string | null; t: string }>(
-        `select current_setting('auth.user_id', true) as u, current_setting('statement_timeout') as t`,
+      const after = await s.db.withOwnConnection((c) =>
+        c.query<{ u: string | null; t: string }>(
+          `select current_setting('auth.user_id', true) as u, current_setting('statement_timeout') as t`,
+        ),
       );
       expect(['', null]).toContain(after.rows[0]!.u);
       expect(after.rows[0]!.t).not.toBe(`${TIMEOUT_MS}ms`);

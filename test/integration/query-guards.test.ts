@@ -60,7 +60,6 @@ describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
       {
         url: pg!.adminUrl,
         poolSize: 2,
-        statementTimeoutMs: 5_000,
         embedded: { dataDir: '', demo: false },
       },
       pino({ level: 'silent' }),
@@ -222,7 +221,6 @@ describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
         {
           url: pg!.adminUrl,
           poolSize: 1,
-          statementTimeoutMs: 5_000,
           embedded: { dataDir: '', demo: false },
           role: pg!.role,
         },

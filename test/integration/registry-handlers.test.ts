@@ -120,7 +120,6 @@ describe.skipIf(!info)('SQL handler registry', () => {
       {
         url: serveUrl,
         poolSize: 2,
-        statementTimeoutMs: 5_000,
         embedded: { dataDir: '/nonexistent', demo: false },
       },
       pino({ level: 'silent' }),

@@ -50,7 +50,6 @@ describe.skipIf(!info || info.role !== TEST_ROLE)('row-level security per tenant
       {
         url: urlFor(pgInfo.url),
         poolSize: 2,
-        statementTimeoutMs: 5_000,
         embedded: { dataDir: '/nonexistent', demo: false },
       },
       pino({ level: 'silent' }),
@@ -70,8 +69,8 @@ describe.skipIf(!info || info.role !== TEST_ROLE)('row-level security per tenant
   });
 
   it('runs as a role that RLS binds', async () => {
-    const { rows } = await db.pool.query(
-      'SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user',
+    const { rows } = await db.withOwnConnection((c) =>
+      c.query('SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user'),
     );
     expect(rows[0]).toEqual({ rolsuper: false, rolbypassrls: false });
   });

@@ -52,7 +52,6 @@ async function onPostgres(info: RealPostgres): Promise<Setup> {
     {
       url: info.url,
       poolSize: 2,
-      statementTimeoutMs: TIMEOUT_MS,
       embedded: { dataDir: '/nonexistent', demo: false },
     },
     logger,
@@ -72,12 +71,11 @@ async function onEmbedded(): Promise<Setup> {
     {
       url: null,
       poolSize: 1,
-      statementTimeoutMs: TIMEOUT_MS,
       embedded: { dataDir: join(root, 'data'), demo: false },
     },
     logger,
   );
-  await db.pool.query(FIXTURE);
+  await db.withOwnConnection((c) => c.query(FIXTURE));
   return {
     db,
     async cleanup() {

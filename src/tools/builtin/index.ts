@@ -1,5 +1,5 @@
-// The built-in tools, resources and prompts (query_database is registered by the composition
-// root for now). Everything here is read-only and sees the database through the access policy.
+// The built-in tools, resources and prompts. Everything here sees the database through the
+// access policy; only query_database may write, and only where the database allows writes.
 import type { Catalog } from '../../catalog/index.js';
 import type { Database } from '../../db/database.js';
 import type { AccessPolicy } from '../access-policy.js';
@@ -8,7 +8,11 @@ import { createCountRowsTool } from './count-rows.js';
 import { createExecuteExplainTool } from './execute-explain.js';
 import { createGetSchemaInfoTool } from './get-schema-info.js';
 import { createBuiltinPrompts } from './prompts.js';
-import type { QueryLimits } from './query-database.js';
+import {
+  createQueryDatabaseTool,
+  type QueryDatabaseOptions,
+  type QueryLimits,
+} from './query-database.js';
 import { createReadResourceTool, registryReader, type ResourceReader } from './read-resource.js';
 import { createBuiltinResources } from './resources.js';
 
@@ -25,10 +29,23 @@ export interface BuiltinDeps {
   showQueryText: boolean;
   /** How read_resource reads a URI; default: straight from the registry. */
   readResource?: ResourceReader;
+  /** query_database's own settings; without them query_database is not registered. */
+  queryDatabase?: Pick<QueryDatabaseOptions, 'maxPlanCost' | 'maxPlanRows' | 'signer'>;
 }
 
 export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
   const timeout = deps.limits.statementTimeoutMs;
+  if (deps.queryDatabase) {
+    registry.addTool(
+      createQueryDatabaseTool(deps.db, {
+        ...deps.queryDatabase,
+        limits: deps.limits,
+        allowWrites: deps.allowWrites,
+        deniedFunctions: deps.deniedFunctions,
+        policy: deps.policy,
+      }),
+    );
+  }
   registry.addTool(createGetSchemaInfoTool(deps.catalog));
   registry.addTool(
     createCountRowsTool({
@@ -68,6 +85,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
 export { createCountRowsTool } from './count-rows.js';
 export { createExecuteExplainTool } from './execute-explain.js';
 export { createGetSchemaInfoTool } from './get-schema-info.js';
+export { createQueryDatabaseTool, type QueryDatabaseOptions } from './query-database.js';
 export { createBuiltinPrompts } from './prompts.js';
 export { createReadResourceTool, registryReader, type ResourceReader } from './read-resource.js';
 export { createBuiltinResources } from './resources.js';

@@ -1,21 +1,26 @@
-// query_database: one SQL statement, judged by PostgreSQL's own parser (sql-guard), checked
-// against the access policy and the plan cost limits, then run in one round trip inside a
-// transaction that is READ ONLY unless the database allows writes, with a timeout, a row
-// cap and a byte cap. Answers as TSV for the model and structuredContent for programs.
-import type pg from 'pg';
-import { AppError, ErrorCodes, isAppError } from '../../core/errors.js';
+// query_database: one SQL statement, answered in stages, each timed (ctx.timing):
+//   parse   — PostgreSQL's own parser judges it (sql-guard);
+//   policy  — the access policy checks the relations and columns it uses (query-policy);
+//   plan    — the planner's estimate against the cost limits, or for a write's preview (query-plan);
+//   confirm — a write runs only once confirmed (query-confirm);
+//   run     — in one round trip, READ ONLY unless the database allows writes, with a timeout, a
+//             row cap and a byte cap;
+//   format  — TSV for the model, structuredContent for programs (query-format).
+// Every lookup runs on the call's own connection, under the call's role and identity.
+import { AppError, isAppError } from '../../core/errors.js';
+import type { ToolResult } from '../../core/content.js';
 import type { Signer } from '../../core/signed.js';
 import type { CallContext, ToolSpec } from '../../core/specs.js';
-import type { Database } from '../../db/database.js';
+import type { CallSession } from '../../db/call-session.js';
+import type { Database, TransactionOptions } from '../../db/database.js';
 import { describeDbError } from '../../db/errors.js';
-import type { PipelineResult } from '../../db/pipeline.js';
-import { MASK, type AccessPolicy } from '../access-policy.js';
-import { checkStatement, type GuardResult } from '../sql-guard.js';
-import { jsonValue, toTsv } from '../tsv.js';
-import { tryParse } from './parse-tree.js';
-import { enforcePolicy, resolveRelations, type ResolvedRelation } from './relation-access.js';
+import type { AccessPolicy } from '../access-policy.js';
+import { checkStatement } from '../sql-guard.js';
+import { confirmWrite } from './query-confirm.js';
+import { formatResult } from './query-format.js';
+import { checkPolicy, type Masks } from './query-policy.js';
+import { checkPlanCost, estimatePlan, type PlanLimits } from './query-plan.js';
 import { createWriteConfirmations, type WriteConfirmations } from './write-confirmation.js';
-import { typeNames } from './type-names.js';
 
 export interface QueryLimits {
   defaultRows: number;
@@ -24,29 +29,32 @@ export interface QueryLimits {
   statementTimeoutMs: number;
 }
 
-export interface QueryDatabaseOptions {
+export interface QueryDatabaseOptions extends PlanLimits {
   limits: QueryLimits;
   allowWrites: boolean;
   deniedFunctions: readonly string[];
   policy: AccessPolicy;
-  /** Refuse statements whose estimated plan is above these (null: no limit). */
-  maxPlanCost: number | null;
-  maxPlanRows: number | null;
   /** Seals write-confirmation nonces. */
   signer: Signer;
 }
 
-interface Columns {
-  columns: { name: string; type: string }[];
-  /** Indexes of result columns whose values are masked. */
-  masked: Set<number>;
+export type QueryStage = 'parse' | 'policy' | 'plan' | 'confirm' | 'run' | 'format';
+
+/** Runs one stage and reports its duration, whether it succeeded or threw. */
+function stageTimer(ctx: CallContext) {
+  return async <T>(stage: QueryStage, work: () => T | Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      ctx.timing?.(stage, performance.now() - started);
+    }
+  };
 }
 
 export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOptions): ToolSpec {
   const { limits, allowWrites, policy } = options;
   const confirmations: WriteConfirmations = createWriteConfirmations(options.signer);
-  // Resolution queries run on their own pooled connection, outside the caller's transaction.
-  const pool = db.pool as unknown as pg.ClientBase;
 
   const description = [
     'Run one SQL statement against the PostgreSQL database and return the rows as tab-separated text (header line first; NULL is an empty field).',
@@ -58,113 +66,6 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
     `Statements time out after ${limits.statementTimeoutMs} ms. One statement per call; no transaction control or SET. Pass values as params with $1, $2 … placeholders rather than pasting them into the SQL.`,
     'Example: {"query": "SELECT id, name FROM customers WHERE country = $1 ORDER BY id", "params": ["PT"], "limit": 20}',
   ].join(' ');
-
-  /** The policy's verdict on the relations and columns; returns which result columns to mask. */
-  const applyPolicy = async (
-    sql: string,
-    guard: GuardResult,
-  ): Promise<{
-    relations: ResolvedRelation[];
-    maskedAttrs: Set<string>;
-    maskedNames: Set<string>;
-  }> => {
-    const none = { relations: [], maskedAttrs: new Set<string>(), maskedNames: new Set<string>() };
-    if (!policy.active) return none;
-    const relations = await resolveRelations(pool, guard.relations);
-    const parsed = tryParse(sql);
-    const columns = await enforcePolicy(pool, policy, relations, parsed.ok ? parsed.tree : {});
-    const maskedAttrs = new Set<string>();
-    const maskedNames = new Set<string>();
-    for (const { relation: rel, attnum, name } of columns) {
-      if (policy.columnMasked(rel.schema, rel.name, name)) {
-        maskedAttrs.add(`${rel.oid}:${attnum}`);
-        maskedNames.add(name);
-      }
-    }
-    return { relations, maskedAttrs, maskedNames };
-  };
-
-  /** Refuse a statement whose estimated plan is above the configured limits. */
-  const checkPlanCost = async (
-    sql: string,
-    params: unknown[],
-    guard: GuardResult,
-    ctx: CallContext,
-  ) => {
-    if (options.maxPlanCost === null && options.maxPlanRows === null) return;
-    if (guard.statement === 'ExplainStmt' && guard.analyze) {
-      // EXPLAIN ANALYZE runs the statement, and an EXPLAIN cannot be estimated in turn.
-      throw new AppError(
-        ErrorCodes.TOOL_INPUT_INVALID,
-        'Refused: EXPLAIN ANALYZE runs the query, and this database limits estimated plan cost. Use EXPLAIN without ANALYZE to see the plan.',
-        { category: 'input' },
-      );
-    }
-    if (guard.statement !== 'SelectStmt') return;
-    const plan = await estimate(sql, params, ctx);
-    const tooCostly = options.maxPlanCost !== null && plan.cost > options.maxPlanCost;
-    const tooMany = options.maxPlanRows !== null && plan.rows > options.maxPlanRows;
-    if (tooCostly || tooMany) {
-      const what = tooCostly
-        ? `its estimated cost ${Math.round(plan.cost)} is above the limit ${options.maxPlanCost}`
-        : `it is estimated to produce ${Math.round(plan.rows)} rows, above the limit ${options.maxPlanRows}`;
-      throw new AppError(
-        ErrorCodes.TOOL_INPUT_INVALID,
-        `Refused before running: ${what}. Narrow the query: filter on indexed columns, aggregate instead of listing rows, add LIMIT, or join fewer tables; execute_explain shows the plan.`,
-        { category: 'input', details: { estimatedCost: plan.cost, estimatedRows: plan.rows } },
-      );
-    }
-  };
-
-  /** The planner's estimate for a statement (EXPLAIN without ANALYZE executes nothing). */
-  const estimate = async (
-    sql: string,
-    params: unknown[],
-    ctx: CallContext,
-  ): Promise<{ cost: number; rows: number; plan: unknown }> => {
-    const result = await db.runStatement({
-      // One statement (the guard and the extended protocol both insist), prefixed by EXPLAIN.
-      sql: `EXPLAIN (FORMAT JSON) ${sql}`,
-      params,
-      offset: 0,
-      limit: 1,
-      maxBytes: 10 * 1024 * 1024,
-      readOnly: true,
-      timeoutMs: limits.statementTimeoutMs,
-      principal: ctx.principal,
-      signal: ctx.signal,
-    });
-    const raw = result.rows[0]?.[0];
-    const json = (typeof raw === 'string' ? JSON.parse(raw) : raw) as {
-      Plan?: { 'Total Cost'?: number; 'Plan Rows'?: number };
-    }[];
-    const top = json[0]?.Plan ?? {};
-    return { cost: top['Total Cost'] ?? 0, rows: top['Plan Rows'] ?? 0, plan: json };
-  };
-
-  const describeColumns = async (
-    result: PipelineResult,
-    referencedMasked: boolean,
-    maskedAttrs: Set<string>,
-  ): Promise<Columns> => {
-    const names = await typeNames(
-      pool,
-      result.fields.map((f) => f.dataTypeID),
-    );
-    const masked = new Set<number>();
-    result.fields.forEach((f, i) => {
-      if (maskedAttrs.has(`${f.tableID}:${f.columnID}`)) masked.add(i);
-      // A computed column over a masked one (lower(email)) would show what the mask hides.
-      else if (referencedMasked && f.tableID === 0) masked.add(i);
-    });
-    return {
-      columns: result.fields.map((f) => ({
-        name: f.name,
-        type: names.get(f.dataTypeID) ?? `oid ${f.dataTypeID}`,
-      })),
-      masked,
-    };
-  };
 
   return {
     name: 'query_database',
@@ -241,37 +142,65 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
       const limit = (args['limit'] as number | undefined) ?? limits.defaultRows;
       const offset = (args['offset'] as number | undefined) ?? 0;
       const params = (args['params'] as unknown[] | undefined) ?? [];
-      try {
-        const guard = checkStatement(query, {
-          allowWrites,
-          deniedFunctions: options.deniedFunctions,
-        });
-        const { maskedAttrs, maskedNames } = await applyPolicy(query, guard);
-        // A computed column (lower(email), row_to_json(t), t.to_jsonb) may carry a masked
-        // value: when a referenced table has masked columns, computed columns are masked too.
-        const referencedMasked = maskedNames.size > 0;
-        if (guard.kind === 'write') {
-          const preview = await confirmWrite(query, params, ctx, args['confirm']);
-          if (preview) return preview;
-        } else {
-          await checkPlanCost(query, params, guard, ctx);
-        }
-        const result = await db.runStatement({
-          sql: query,
-          params,
-          offset,
-          limit,
-          maxBytes: limits.maxResultBytes,
-          readOnly: guard.kind === 'read' || !allowWrites,
-          timeoutMs: limits.statementTimeoutMs,
-          principal: ctx.principal,
-          signal: ctx.signal,
-        });
-        const { columns, masked } = await describeColumns(result, referencedMasked, maskedAttrs);
-        const rows = result.rows.map((row) =>
-          row.map((v, i) => (masked.has(i) && v !== null ? MASK : v)),
+      const nonce = typeof args['confirm'] === 'string' ? args['confirm'] : null;
+      const stage = stageTimer(ctx);
+      const tx = (readOnly: boolean): TransactionOptions => ({
+        readOnly,
+        timeoutMs: limits.statementTimeoutMs,
+        principal: ctx.principal,
+        signal: ctx.signal,
+      });
+      /** The last two stages, on the connection of the session given. */
+      const runAndFormat = async (session: CallSession, masks: Masks): Promise<ToolResult> => {
+        const result = await stage('run', () =>
+          session.run(
+            { text: query, values: params },
+            { offset, limit, maxBytes: limits.maxResultBytes },
+          ),
         );
-        return answer(columns, rows, result, offset);
+        return stage('format', () =>
+          formatResult(session, result, masks, {
+            database: db.name,
+            offset,
+            maxResultBytes: limits.maxResultBytes,
+          }),
+        );
+      };
+      try {
+        const guard = await stage('parse', () =>
+          checkStatement(query, { allowWrites, deniedFunctions: options.deniedFunctions }),
+        );
+        const readOnly = guard.kind === 'read' || !allowWrites;
+        if (guard.kind === 'write' && nonce === null) {
+          // A write not yet confirmed: the policy and the estimate on a read-only connection,
+          // released before the user is asked; a confirmed write then runs on a fresh one.
+          const { masks, plan } = await db.withCall(tx(true), async (session) => {
+            const masks = await stage('policy', () => checkPolicy(session, policy, query, guard));
+            const plan = await stage('plan', () =>
+              estimatePlan(session, query, params, true).catch(() => null),
+            );
+            return { masks, plan };
+          });
+          const preview = await stage('confirm', () =>
+            confirmWrite(ctx, confirmations, query, params, plan),
+          );
+          if (preview) return preview;
+          return await db.withCall(tx(readOnly), (session) => runAndFormat(session, masks));
+        }
+        return await db.withCall(tx(readOnly), async (session) => {
+          const masks = await stage('policy', () => checkPolicy(session, policy, query, guard));
+          await stage('plan', () =>
+            guard.kind === 'read'
+              ? checkPlanCost(session, options, query, params, guard)
+              : undefined,
+          );
+          await stage('confirm', () => {
+            // throws when wrong, used or expired
+            if (guard.kind === 'write' && nonce !== null)
+              confirmations.redeem(nonce, query, params);
+          });
+          return runAndFormat(session, masks);
+        });
       } catch (error) {
         if (isAppError(error) && error.category !== 'internal') {
           throw new AppError(error.code, describeDbError(error, query), {
@@ -284,122 +213,4 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
       }
     },
   };
-
-  /**
-   * A write runs only once confirmed: by the user through elicitation where the client
-   * supports it, else by calling again with the nonce of a preview. Returns the preview (or
-   * the refusal) to answer with, or null when the write may run.
-   */
-  async function confirmWrite(query: string, params: unknown[], ctx: CallContext, nonce: unknown) {
-    if (typeof nonce === 'string') {
-      confirmations.redeem(nonce, query, params); // throws when wrong, used or expired
-      return null;
-    }
-    const explained = await estimate(query, params, ctx).catch(() => null);
-    const estimatedRows = explained?.rows ?? null;
-    const summary = `This statement writes to the database${estimatedRows !== null ? ` (the planner estimates ${Math.round(estimatedRows)} row${estimatedRows === 1 ? '' : 's'})` : ''}.`;
-    if (ctx.clientSupports('elicitation')) {
-      const { confirm } = await ctx.requestInput({
-        confirm: {
-          method: 'elicitation/create',
-          params: {
-            message: `${summary}\n\n${query}\n\nRun it?`,
-            requestedSchema: {
-              type: 'object',
-              properties: { run: { type: 'boolean', title: 'Run this write', default: false } },
-              required: ['run'],
-            },
-          },
-        },
-      });
-      const answer = confirm as { action?: string; content?: { run?: unknown } };
-      if (answer.action === 'accept' && answer.content?.run === true) return null;
-      return {
-        content: [
-          { type: 'text' as const, text: `${summary} Not run: the user did not confirm it.` },
-        ],
-        structuredContent: {
-          columns: [],
-          rows: [],
-          rowCount: 0,
-          truncated: false,
-          nextOffset: null,
-          command: null,
-        },
-      };
-    }
-    const issued = confirmations.issue(query, params);
-    return {
-      content: [
-        {
-          type: 'text' as const,
-          text: [
-            `${summary} It has NOT run yet.`,
-            explained ? `Plan:\n${JSON.stringify(explained.plan)}` : '',
-            `To run exactly this statement with the same params, call query_database again with confirm: "${issued}" (valid for 5 minutes, once). Ask the user first.`,
-          ]
-            .filter(Boolean)
-            .join('\n\n'),
-        },
-      ],
-      structuredContent: {
-        columns: [],
-        rows: [],
-        rowCount: 0,
-        truncated: false,
-        nextOffset: null,
-        confirmation: {
-          nonce: issued,
-          estimatedRows: estimatedRows ?? 0,
-          plan: explained?.plan ?? null,
-        },
-      },
-    };
-  }
-
-  function answer(
-    columns: Columns['columns'],
-    rows: unknown[][],
-    result: PipelineResult,
-    offset: number,
-  ) {
-    const truncated = result.truncatedBy !== null;
-    const nextOffset = truncated ? offset + rows.length : null;
-    const lines = [`Database: ${db.name}`, ''];
-    if (columns.length === 0) {
-      lines.push(
-        `${result.command ?? 'OK'}${result.rowCount !== null ? ` ${result.rowCount}` : ''}`,
-      );
-    } else {
-      lines.push(
-        toTsv(
-          columns.map((c) => c.name),
-          rows,
-        ),
-        '',
-      );
-      const shown = `${rows.length} row${rows.length === 1 ? '' : 's'}`;
-      if (nextOffset === null)
-        lines.push(offset > 0 ? `${shown} (from offset ${offset}); no more rows.` : `${shown}.`);
-      else {
-        const why =
-          result.truncatedBy === 'bytes'
-            ? ` (stopped at the ${limits.maxResultBytes}-byte result cap)`
-            : '';
-        lines.push(`${shown}${why}; more available — use offset=${nextOffset}.`);
-      }
-    }
-    return {
-      content: [{ type: 'text' as const, text: lines.join('\n') }],
-      structuredContent: {
-        columns,
-        rows: rows.map((row) => row.map(jsonValue)),
-        rowCount: rows.length,
-        truncated,
-        nextOffset,
-        // A statement without a result set (a write) reports its command tag instead.
-        ...(columns.length === 0 ? { command: result.command } : {}),
-      },
-    };
-  }
 }

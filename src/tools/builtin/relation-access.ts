@@ -1,7 +1,7 @@
 // Free SQL handed to execute_explain names relations and columns; the access policy decides
 // which of them may be used. Names are resolved the way PostgreSQL resolves them (through
 // the search_path, in the caller's transaction), then judged.
-import type pg from 'pg';
+import type { Lookup } from '../../db/call-session.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import { quoteIdent } from '../../core/sql.js';
 import type { AccessPolicy } from '../access-policy.js';
@@ -27,7 +27,7 @@ WHERE a.attrelid = ANY ($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped`;
 
 /** Relations the statement names (CTE names excluded) as PostgreSQL resolves them. */
 export async function resolveRelations(
-  client: pg.ClientBase,
+  client: Lookup,
   refs: readonly RelationRef[],
 ): Promise<ResolvedRelation[]> {
   // CTE names are not filtered out by name (a CTE in one scope must not hide a table of the
@@ -73,7 +73,7 @@ export interface RelationColumn {
  * Returns the relations' columns when the policy has column rules (for masking), else [].
  */
 export async function enforcePolicy(
-  client: pg.ClientBase,
+  client: Lookup,
   policy: AccessPolicy,
   relations: readonly ResolvedRelation[],
   tree: unknown,

@@ -1,6 +1,6 @@
 // Type names for result columns. Common built-in OIDs are known; others are looked up
-// once in pg_type (inside the caller's transaction) and cached.
-import type pg from 'pg';
+// once in pg_type (on the call's own connection) and cached.
+import type { Lookup } from '../../db/call-session.js';
 
 const BUILTIN: Record<number, string> = {
   16: 'boolean',
@@ -54,7 +54,7 @@ const BUILTIN: Record<number, string> = {
 const cache = new Map<number, string>();
 
 export async function typeNames(
-  client: Pick<pg.ClientBase, 'query'>,
+  client: Lookup,
   oids: readonly number[],
 ): Promise<Map<number, string>> {
   const out = new Map<number, string>();

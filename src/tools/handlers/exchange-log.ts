@@ -62,8 +62,8 @@ export function createExchangeLog(db: Database, options: ExchangeLogOptions): Ex
 
   const write = async (rows: Row[]): Promise<void> => {
     try {
-      // Plain pool query, no caller identity: the log is pgmcp's own bookkeeping.
-      await db.pool.query(INSERT_SQL, [JSON.stringify(rows)]);
+      // No caller identity and no call settings: the log is pgmcp's own bookkeeping.
+      await db.withOwnConnection((client) => client.query(INSERT_SQL, [JSON.stringify(rows)]));
     } catch (error) {
       onError(error as Error);
     }

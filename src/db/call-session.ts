@@ -1,0 +1,136 @@
+// One tool call's connection. The lookups a call makes for itself (relation resolution, the
+// access policy, the plan estimate, type names) run here, under the call's settings, role and
+// identity, so they see exactly what the call's statement will see: never another pooled
+// connection under the login role.
+//
+// Round trips stay as few as before. A call with no lookups sends its settings and statement
+// as one implicit transaction (as runStatement does). A call with lookups opens a block with
+// its first lookup (BEGIN, the settings and the lookup in one trip) and ends it with its
+// statement (the statement and COMMIT in one trip).
+import type pg from 'pg';
+import {
+  runPipelined,
+  transactionStatus,
+  type PipelineRead,
+  type PipelineResult,
+  type PipelineStep,
+} from './pipeline.js';
+
+/** What a lookup needs of a connection; a pg client fits it too. */
+export interface Lookup {
+  query<R extends object>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
+}
+
+export interface CallSession extends Lookup {
+  /**
+   * A lookup for this call, rows as objects. Before the call's statement it joins the call's
+   * transaction (the first one opens it); after the statement it runs in a transaction of
+   * its own with the same settings. Either way one round trip.
+   */
+  query<R extends object>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
+  /** A lookup as `query`, its rows read as arrays with the given caps (an EXPLAIN of the caller's statement). */
+  read(step: PipelineStep, read: PipelineRead): Promise<PipelineResult>;
+  /**
+   * The call's statement, read with offset, limit (+1 to detect more) and a byte cap. It ends
+   * the call's transaction (COMMIT in the same trip), or, when no lookup opened one, runs
+   * with the settings as one implicit transaction.
+   */
+  run(statement: PipelineStep, read: PipelineRead): Promise<PipelineResult>;
+}
+
+export interface SessionSetup {
+  client: pg.PoolClient;
+  readOnly: boolean;
+  /** The transaction-local settings (read-only mode, timeouts, role, identity). */
+  settings: PipelineStep;
+  types: pg.CustomTypesConfig;
+  markBroken(error: Error): void;
+}
+
+/** Lookups read everything: a policy decided on part of the answer would be no policy. */
+const LOOKUP_READ: PipelineRead = {
+  offset: 0,
+  limit: 2 ** 31 - 2,
+  maxBytes: Number.POSITIVE_INFINITY,
+};
+
+function asObjects<R extends object>(result: PipelineResult): { rows: R[] } {
+  const names = result.fields.map((f) => f.name);
+  return {
+    rows: result.rows.map((row) => {
+      const out: Record<string, unknown> = {};
+      names.forEach((name, i) => (out[name] = row[i]));
+      return out as R;
+    }),
+  };
+}
+
+/** The session and the step that closes it (after `work`, whether it succeeded or not). */
+export function createCallSession(setup: SessionSetup): {
+  session: CallSession;
+  finish(): Promise<void>;
+} {
+  const { client, settings } = setup;
+  /**
+   * One trip. A failure other than a plain server ERROR (a lost socket, a result too large,
+   * which closes it) retires the connection even when the caller swallows the error.
+   */
+  const send = async (
+    before: readonly PipelineStep[],
+    step: PipelineStep,
+    read: PipelineRead,
+    after: readonly PipelineStep[] = [],
+  ): Promise<PipelineResult> => {
+    try {
+      return await runPipelined(client, before, step, read, after);
+    } catch (error) {
+      if ((error as { severity?: unknown }).severity !== 'ERROR')
+        setup.markBroken(error instanceof Error ? error : new Error(String(error)));
+      throw error;
+    }
+  };
+  let state: 'fresh' | 'open' | 'done' = 'fresh';
+  const begin: PipelineStep = {
+    text: setup.readOnly ? 'BEGIN READ ONLY' : 'BEGIN READ WRITE',
+    values: [],
+  };
+
+  const session: CallSession = {
+    async query<R extends object>(text: string, values: unknown[] = []) {
+      const result = await session.read({ text, values }, LOOKUP_READ);
+      // Never judge on part of a lookup's answer.
+      if (result.truncatedBy !== null) throw new Error('a lookup returned too much to read');
+      return asObjects<R>(result);
+    },
+    read(step, caps) {
+      const read = { ...caps, types: caps.types ?? setup.types };
+      if (state === 'fresh') {
+        state = 'open';
+        return send([begin, settings], step, read);
+      }
+      return send(state === 'open' ? [] : [settings], step, read);
+    },
+    async run(statement, caps) {
+      const read = { ...caps, types: caps.types ?? setup.types };
+      const opened = state === 'open';
+      state = 'done';
+      const result = opened
+        ? await send([], statement, read, [{ text: 'COMMIT', values: [] }])
+        : await send([settings], statement, read);
+      // A statement that could write could also have changed the session (UPDATE pg_settings,
+      // a function's set_config): its connection is not handed to anyone else.
+      if (!setup.readOnly) setup.markBroken(new Error('retired after a read-write statement'));
+      return result;
+    },
+  };
+
+  return {
+    session,
+    async finish() {
+      // Lookups only, or a statement that failed inside the block: nothing here to keep.
+      if (transactionStatus(client) !== 'I') {
+        await client.query('ROLLBACK').catch(setup.markBroken);
+      }
+    },
+  };
+}

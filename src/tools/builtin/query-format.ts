@@ -1,0 +1,103 @@
+// query_database, stage "format": column names and types (type names looked up on the call's
+// own connection when not known), masked values replaced, and the answer as TSV for the model
+// plus structuredContent for programs.
+import type { ToolResult } from '../../core/content.js';
+import type { Lookup } from '../../db/call-session.js';
+import type { PipelineResult } from '../../db/pipeline.js';
+import { MASK } from '../access-policy.js';
+import { jsonValue, toTsv } from '../tsv.js';
+import type { Masks } from './query-policy.js';
+import { typeNames } from './type-names.js';
+
+export interface Column {
+  name: string;
+  type: string;
+}
+
+export interface FormatOptions {
+  /** The database's name, first line of the text. */
+  database: string;
+  offset: number;
+  /** The byte cap, named when it cut the result. */
+  maxResultBytes: number;
+}
+
+/** The result's columns, and which of them are masked. */
+export async function describeColumns(
+  lookup: Lookup,
+  result: PipelineResult,
+  masks: Masks,
+): Promise<{ columns: Column[]; masked: Set<number> }> {
+  const names = await typeNames(
+    lookup,
+    result.fields.map((f) => f.dataTypeID),
+  );
+  const masked = new Set<number>();
+  result.fields.forEach((f, i) => {
+    if (masks.attrs.has(`${f.tableID}:${f.columnID}`)) masked.add(i);
+    // A computed column over a masked one (lower(email)) would show what the mask hides.
+    else if (masks.referenced && f.tableID === 0) masked.add(i);
+  });
+  return {
+    columns: result.fields.map((f) => ({
+      name: f.name,
+      type: names.get(f.dataTypeID) ?? `oid ${f.dataTypeID}`,
+    })),
+    masked,
+  };
+}
+
+export async function formatResult(
+  lookup: Lookup,
+  result: PipelineResult,
+  masks: Masks,
+  options: FormatOptions,
+): Promise<ToolResult> {
+  const { columns, masked } = await describeColumns(lookup, result, masks);
+  const rows = result.rows.map((row) =>
+    row.map((v, i) => (masked.has(i) && v !== null ? MASK : v)),
+  );
+  return answer(columns, rows, result, options);
+}
+
+function answer(
+  columns: Column[],
+  rows: unknown[][],
+  result: PipelineResult,
+  { database, offset, maxResultBytes }: FormatOptions,
+): ToolResult {
+  const truncated = result.truncatedBy !== null;
+  const nextOffset = truncated ? offset + rows.length : null;
+  const lines = [`Database: ${database}`, ''];
+  if (columns.length === 0) {
+    lines.push(`${result.command ?? 'OK'}${result.rowCount !== null ? ` ${result.rowCount}` : ''}`);
+  } else {
+    lines.push(
+      toTsv(
+        columns.map((c) => c.name),
+        rows,
+      ),
+      '',
+    );
+    const shown = `${rows.length} row${rows.length === 1 ? '' : 's'}`;
+    if (nextOffset === null)
+      lines.push(offset > 0 ? `${shown} (from offset ${offset}); no more rows.` : `${shown}.`);
+    else {
+      const why =
+        result.truncatedBy === 'bytes' ? ` (stopped at the ${maxResultBytes}-byte result cap)` : '';
+      lines.push(`${shown}${why}; more available — use offset=${nextOffset}.`);
+    }
+  }
+  return {
+    content: [{ type: 'text', text: lines.join('\n') }],
+    structuredContent: {
+      columns,
+      rows: rows.map((row) => row.map(jsonValue)),
+      rowCount: rows.length,
+      truncated,
+      nextOffset,
+      // A statement without a result set (a write) reports its command tag instead.
+      ...(columns.length === 0 ? { command: result.command } : {}),
+    },
+  };
+}

@@ -1,0 +1,76 @@
+// query_database, stage "plan": the planner's estimate for the statement (EXPLAIN without
+// ANALYZE executes nothing), on the call's own connection. A read above the configured cost
+// or row limits is refused before it runs; a write's estimate goes into its preview.
+import { AppError, ErrorCodes } from '../../core/errors.js';
+import type { CallSession } from '../../db/call-session.js';
+import type { GuardResult } from '../sql-guard.js';
+
+export interface PlanLimits {
+  /** Refuse statements whose estimated plan is above these (null: no limit). */
+  maxPlanCost: number | null;
+  maxPlanRows: number | null;
+}
+
+export interface Estimate {
+  cost: number;
+  rows: number;
+  plan: unknown;
+}
+
+const EXPLAIN_READ = { offset: 0, limit: 1, maxBytes: 10 * 1024 * 1024 };
+
+/**
+ * The planner's estimate. `last`: nothing else runs on this connection afterwards, so the
+ * EXPLAIN closes the call's transaction in the same round trip.
+ */
+export async function estimatePlan(
+  session: CallSession,
+  sql: string,
+  params: unknown[],
+  last: boolean,
+): Promise<Estimate> {
+  // One statement (the guard and the extended protocol both insist), prefixed by EXPLAIN.
+  const step = { text: `EXPLAIN (FORMAT JSON) ${sql}`, values: params };
+  const result = last
+    ? await session.run(step, EXPLAIN_READ)
+    : await session.read(step, EXPLAIN_READ);
+  const raw = result.rows[0]?.[0];
+  const json = (typeof raw === 'string' ? JSON.parse(raw) : raw) as {
+    Plan?: { 'Total Cost'?: number; 'Plan Rows'?: number };
+  }[];
+  const top = json[0]?.Plan ?? {};
+  return { cost: top['Total Cost'] ?? 0, rows: top['Plan Rows'] ?? 0, plan: json };
+}
+
+/** Refuse a read whose estimated plan is above the configured limits. */
+export async function checkPlanCost(
+  session: CallSession,
+  limits: PlanLimits,
+  sql: string,
+  params: unknown[],
+  guard: GuardResult,
+): Promise<void> {
+  if (limits.maxPlanCost === null && limits.maxPlanRows === null) return;
+  if (guard.statement === 'ExplainStmt' && guard.analyze) {
+    // EXPLAIN ANALYZE runs the statement, and an EXPLAIN cannot be estimated in turn.
+    throw new AppError(
+      ErrorCodes.TOOL_INPUT_INVALID,
+      'Refused: EXPLAIN ANALYZE runs the query, and this database limits estimated plan cost. Use EXPLAIN without ANALYZE to see the plan.',
+      { category: 'input' },
+    );
+  }
+  if (guard.statement !== 'SelectStmt') return;
+  const plan = await estimatePlan(session, sql, params, false);
+  const tooCostly = limits.maxPlanCost !== null && plan.cost > limits.maxPlanCost;
+  const tooMany = limits.maxPlanRows !== null && plan.rows > limits.maxPlanRows;
+  if (tooCostly || tooMany) {
+    const what = tooCostly
+      ? `its estimated cost ${Math.round(plan.cost)} is above the limit ${limits.maxPlanCost}`
+      : `it is estimated to produce ${Math.round(plan.rows)} rows, above the limit ${limits.maxPlanRows}`;
+    throw new AppError(
+      ErrorCodes.TOOL_INPUT_INVALID,
+      `Refused before running: ${what}. Narrow the query: filter on indexed columns, aggregate instead of listing rows, add LIMIT, or join fewer tables; execute_explain shows the plan.`,
+      { category: 'input', details: { estimatedCost: plan.cost, estimatedRows: plan.rows } },
+    );
+  }
+}
