@@ -120,7 +120,7 @@ function scenarios(open: () => Promise<StateDb>): void {
     const stored = await db.query('SELECT token_hash FROM pgmcp.tokens WHERE id = $1', [
       created.record.id,
     ]);
-    expect(stored.rows[0].token_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(stored.rows[0]!.token_hash).toMatch(/^[0-9a-f]{64}$/);
 
     expect(await codeOf(auth.tokens.create({ name: 'ci-bot', expiresInSeconds: null }))).toBe(
       ErrorCodes.AUTH_CONFLICT,
@@ -156,13 +156,13 @@ function scenarios(open: () => Promise<StateDb>): void {
     await new Promise((r) => setTimeout(r, 100));
     const first = (
       await db.query('SELECT last_used_at FROM pgmcp.tokens WHERE id = $1', [created.record.id])
-    ).rows[0].last_used_at as Date;
+    ).rows[0]!.last_used_at as Date;
     expect(first).toBeInstanceOf(Date);
     await auth.tokens.verify(created.token);
     await new Promise((r) => setTimeout(r, 100));
     const second = (
       await db.query('SELECT last_used_at FROM pgmcp.tokens WHERE id = $1', [created.record.id])
-    ).rows[0].last_used_at as Date;
+    ).rows[0]!.last_used_at as Date;
     expect(second.getTime()).toBe(first.getTime());
   });
 
@@ -191,7 +191,7 @@ function scenarios(open: () => Promise<StateDb>): void {
       ErrorCodes.AUTH_CONFLICT,
     );
     const stored = await db.query("SELECT password_hash FROM pgmcp.users WHERE username = 'alice'");
-    expect(stored.rows[0].password_hash).toMatch(/^scrypt\$1024\$8\$1\$[\w-]+\$[\w-]+$/);
+    expect(stored.rows[0]!.password_hash).toMatch(/^scrypt\$1024\$8\$1\$[\w-]+\$[\w-]+$/);
 
     const login = await auth.sessions.login('alice', 'correct horse', '10.0.0.1');
     expect(login.sessionToken).toMatch(/^pgmcps_/);
@@ -235,7 +235,7 @@ function scenarios(open: () => Promise<StateDb>): void {
         await db.query('SELECT count(*)::int AS n FROM pgmcp.sessions WHERE user_id = $1', [
           removed.id,
         ])
-      ).rows[0].n,
+      ).rows[0]!.n,
     ).toBe(0);
     expect(await codeOf(auth.users.remove('bob'))).toBe(ErrorCodes.AUTH_NOT_FOUND);
   });
@@ -331,7 +331,7 @@ describe.skipIf(!info)('auth state on PostgreSQL', () => {
       [1, 2, 3].map(() => openStateDatabase({ url, dataDir: '/nonexistent', logger })),
     );
     const { rows } = await dbs[0]!.query('SELECT count(*)::int AS n FROM pgmcp.schema_version');
-    expect(rows[0].n).toBe(LATEST_VERSION);
+    expect(rows[0]!.n).toBe(LATEST_VERSION);
     await Promise.all(dbs.map((d) => d.close()));
   });
 
