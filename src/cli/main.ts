@@ -2,6 +2,13 @@
 import { Command, Option } from 'commander';
 import { isAppError } from '../core/errors.js';
 import { loadConfig, type Config, type ConfigFlags } from '../config/index.js';
+import {
+  DEFAULT_TOKEN_LIFETIME,
+  tokenCreate,
+  tokenList,
+  tokenRevoke,
+  userCommand,
+} from './auth-commands.js';
 import { doctor } from './doctor.js';
 import { install } from './install.js';
 import { printConfig, serve } from './serve.js';
@@ -97,5 +104,115 @@ common(
     fail(error);
   }
 });
+
+// `token` and `user` read the same configuration as `serve` and so reach the same state
+// database (state.url, else the embedded database in the data directory).
+const stateOptions = (command: Command): Command =>
+  command
+    .option('--config <file>', 'YAML configuration file')
+    .option(
+      '--database <url>',
+      'PostgreSQL URL, as for serve (the state database is state.url or the embedded one)',
+    )
+    .option('--data-dir <dir>', 'data directory of the embedded database')
+    .addOption(
+      new Option('--log-level <level>', 'log level (default warn)').choices([
+        'trace',
+        'debug',
+        'info',
+        'warn',
+        'error',
+        'fatal',
+        'silent',
+      ]),
+    );
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+const token = program
+  .command('token')
+  .description('manage API tokens (kept hashed in the state database)');
+
+stateOptions(
+  token
+    .command('create')
+    .description('create an API token and print it once')
+    .requiredOption('--name <name>', "the token's name: the caller identity it stands for")
+    .option(
+      '--expires <lifetime>',
+      `90s, 30m, 12h, 30d or never (default ${DEFAULT_TOKEN_LIFETIME})`,
+    )
+    .option('--bind-database <name>', 'only this configured database may be used with it')
+    .option('--role <role>', 'a role for @authorize checks (repeat, or a,b)', collect)
+    .option('--pg-role <role>', 'PostgreSQL role its calls run as (SET LOCAL ROLE)')
+    .option('--json', 'print the token and its record as JSON'),
+).action(async (options: CommonOptions & Parameters<typeof tokenCreate>[2]) => {
+  try {
+    await tokenCreate(configFrom(options), options.logLevel, options);
+  } catch (error) {
+    fail(error);
+  }
+});
+
+stateOptions(
+  token
+    .command('list')
+    .description('list tokens (never their secrets)')
+    .option('--active', 'only tokens that are neither revoked nor expired')
+    .option('--json', 'print JSON'),
+).action(async (options: CommonOptions & { json?: boolean; active?: boolean }) => {
+  try {
+    await tokenList(configFrom(options), options.logLevel, options);
+  } catch (error) {
+    fail(error);
+  }
+});
+
+stateOptions(
+  token
+    .command('revoke')
+    .description('revoke a token at once (other instances within auth.cacheTtlMs)')
+    .argument('<id-or-prefix>', 'the id or the prefix shown by token list'),
+).action(async (idOrPrefix: string, options: CommonOptions) => {
+  try {
+    await tokenRevoke(configFrom(options), options.logLevel, idOrPrefix);
+  } catch (error) {
+    fail(error);
+  }
+});
+
+const user = program.command('user').description('manage users who log in with a password');
+const userAction = (
+  action: Parameters<typeof userCommand>[2],
+  description: string,
+  extra: (command: Command) => Command = (c) => c,
+): void => {
+  const command = user.command(action).description(description);
+  if (action !== 'list') command.argument('<name>', 'user name');
+  stateOptions(extra(command)).action(async (...args: unknown[]) => {
+    const name = action === 'list' ? undefined : (args[0] as string);
+    const options = (action === 'list' ? args[0] : args[1]) as CommonOptions & {
+      role?: string[];
+      pgRole?: string;
+      json?: boolean;
+    };
+    try {
+      await userCommand(configFrom(options), options.logLevel, action, name, options);
+    } catch (error) {
+      fail(error);
+    }
+  });
+};
+const withRoles = (command: Command): Command =>
+  command
+    .option('--role <role>', 'a role for @authorize checks (repeat, or a,b)', collect)
+    .option('--pg-role <role>', 'PostgreSQL role their calls run as (none: the default)');
+userAction('add', 'add a user; the password is prompted for (or read from stdin)', withRoles);
+userAction('passwd', 'set a new password (prompted, or from stdin); ends their sessions');
+userAction('remove', 'remove a user and their sessions');
+userAction('enable', 'let a disabled user log in again');
+userAction('disable', 'stop a user from logging in; ends their sessions');
+userAction('update', "replace a user's roles or PostgreSQL role", withRoles);
+userAction('list', 'list users', (c) => c.option('--json', 'print JSON'));
 
 await program.parseAsync(process.argv);

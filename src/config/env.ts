@@ -83,6 +83,19 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'database.access.maskColumns', env: 'PGMCP_MASK_COLUMNS', kind: 'list' },
   { key: 'embedded.dataDir', env: 'PGMCP_DATA_DIR', kind: 'string' },
   { key: 'embedded.demo', env: 'PGMCP_DEMO', kind: 'bool' },
+  { key: 'state.url', env: 'PGMCP_STATE_URL', kind: 'string' },
+  { key: 'auth.sessionTtlSeconds', env: 'PGMCP_SESSION_TTL_SECONDS', kind: 'int' },
+  { key: 'auth.cacheTtlMs', env: 'PGMCP_AUTH_CACHE_TTL_MS', kind: 'int' },
+  { key: 'auth.lockout.maxFailures', env: 'PGMCP_LOCKOUT_MAX_FAILURES', kind: 'int' },
+  {
+    key: 'auth.lockout.maxFailuresPerAddress',
+    env: 'PGMCP_LOCKOUT_MAX_FAILURES_PER_ADDRESS',
+    kind: 'int',
+  },
+  { key: 'auth.lockout.windowSeconds', env: 'PGMCP_LOCKOUT_WINDOW_SECONDS', kind: 'int' },
+  { key: 'auth.lockout.lockSeconds', env: 'PGMCP_LOCKOUT_LOCK_SECONDS', kind: 'int' },
+  { key: 'audit.database', env: 'PGMCP_AUDIT_DATABASE', kind: 'bool' },
+  { key: 'audit.file', env: 'PGMCP_AUDIT_FILE', kind: 'string' },
   { key: 'log.level', env: 'PGMCP_LOG_LEVEL', kind: 'string' },
 ];
 

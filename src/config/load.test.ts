@@ -78,6 +78,18 @@ describe('loadConfig defaults', () => {
         exchangeLog: { enabled: true, logArguments: false },
       },
       embedded: { dataDir: '/srv/app/.pgmcp/data', demo: true },
+      state: { url: null },
+      auth: {
+        sessionTtlSeconds: 86_400,
+        cacheTtlMs: 5_000,
+        lockout: {
+          maxFailures: 5,
+          maxFailuresPerAddress: 20,
+          windowSeconds: 900,
+          lockSeconds: 900,
+        },
+      },
+      audit: { database: true, file: null },
       log: { level: 'info' },
     });
   });

@@ -38,6 +38,7 @@ export function loadConfig(input: LoadConfigInput): Config {
   }
   const config = result.data;
   config.embedded.dataDir = resolve(cwd, config.embedded.dataDir);
+  if (config.audit.file !== null) config.audit.file = resolve(cwd, config.audit.file);
   return config;
 }
 

@@ -59,3 +59,12 @@ describe('redactConfig', () => {
     expect(redacted.database.url).toBeNull();
   });
 });
+
+describe('redactConfig and the state database', () => {
+  it('masks the password of state.url', () => {
+    const config = configSchema.parse({ state: { url: 'postgres://u:hunter2@h/state' } });
+    const redacted = redactConfig(config) as typeof config;
+    expect(redacted.state.url).toBe('postgres://u:****@h/state');
+    expect(JSON.stringify(redacted)).not.toContain('hunter2');
+  });
+});

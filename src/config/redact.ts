@@ -51,6 +51,9 @@ export function redactConfig(config: Config): unknown {
       url: config.database.url === null ? null : redactUrl(config.database.url),
     },
     embedded: { ...config.embedded },
+    state: { url: config.state.url === null ? null : redactUrl(config.state.url) },
+    auth: { ...config.auth, lockout: { ...config.auth.lockout } },
+    audit: { ...config.audit },
     log: { ...config.log },
   };
 }

@@ -7,7 +7,11 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
 export const TRANSPORTS = ['stdio', 'http'] as const;
 
 /** Key paths whose values must never appear in messages or printed config. */
-export const SECRET_KEYS: ReadonlySet<string> = new Set(['database.url', 'server.stateSecret']);
+export const SECRET_KEYS: ReadonlySet<string> = new Set([
+  'database.url',
+  'server.stateSecret',
+  'state.url',
+]);
 
 // Each helper gives every failure of a field the same sentence, so "got -1" and "got 'abc'"
 // read alike and the message states the whole rule rather than the one check that tripped.
@@ -143,6 +147,33 @@ const embeddedSchema = section({
   demo: bool().default(true),
 });
 
+const stateSchema = section({
+  /** Where tokens, users, sessions and the audit table live; null: the embedded database. */
+  url: databaseUrl.default(null),
+});
+
+const authSchema = section({
+  /** How long a login session lasts (absolute, from login). */
+  sessionTtlSeconds: intIn(60).default(86_400),
+  /** How long a verified bearer token is trusted in-process before the state database is asked again. */
+  cacheTtlMs: intIn(0, 60_000).default(5_000),
+  lockout: section({
+    /** Failed logins of one user name within the window that lock it. */
+    maxFailures: intIn(1).default(5),
+    /** Failed logins from one client address within the window that lock the address. */
+    maxFailuresPerAddress: intIn(1).default(20),
+    windowSeconds: intIn(1).default(900),
+    lockSeconds: intIn(1).default(900),
+  }).prefault({}),
+});
+
+const auditSchema = section({
+  /** Write audit records to the pgmcp.audit table of the state database. */
+  database: bool().default(true),
+  /** Also append them, one JSON object a line, to this file; null: no file. */
+  file: optionalText().default(null),
+});
+
 const logSchema = section({
   level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 });
@@ -153,6 +184,9 @@ export const SECTIONS = {
   http: httpSchema,
   database: databaseSchema,
   embedded: embeddedSchema,
+  state: stateSchema,
+  auth: authSchema,
+  audit: auditSchema,
   log: logSchema,
 } as const;
 
@@ -166,6 +200,9 @@ export const configSchema = z.strictObject(
     http: SECTIONS.http.prefault({}),
     database: SECTIONS.database.prefault({}),
     embedded: SECTIONS.embedded.prefault({}),
+    state: SECTIONS.state.prefault({}),
+    auth: SECTIONS.auth.prefault({}),
+    audit: SECTIONS.audit.prefault({}),
     log: SECTIONS.log.prefault({}),
   },
   { error: 'expected a mapping of sections' },

@@ -6,6 +6,12 @@ export interface Principal {
   readonly roles: readonly string[];
   readonly scopes: readonly string[];
   readonly claims: Readonly<Record<string, unknown>>;
+  /** The PostgreSQL role calls should run as (SET LOCAL ROLE); null/absent: the configured one. */
+  readonly pgRole?: string | null;
+  /** The only configured database this caller may use; null/absent: any it may otherwise see. */
+  readonly boundDatabase?: string | null;
+  /** For kind 'token': the API token's id (stable across renames; never the secret). */
+  readonly tokenId?: string;
 }
 
 export const ANONYMOUS: Principal = Object.freeze({

@@ -42,8 +42,11 @@ export interface EmbeddedDatabase {
 
 const DEFAULT_START_TIMEOUT_MS = 60_000;
 // pglite-socket answers a connection over the limit with raw text, not an error, and a pool of
-// one needs a second slot while a broken connection is torn down (reference §4.3).
-const MAX_CONNECTIONS = 2;
+// one needs a second slot while a broken connection is torn down (reference §4.3). The third is
+// for a short-lived admin command (`pgmcp token|user`) reaching the running database
+// (db/embedded/attach.ts). Every connection shares PGlite's one session; the socket server runs
+// one connection's transaction to its end before it serves another.
+export const MAX_CONNECTIONS = 3;
 const STOP_GRACE_MS = 3_000;
 // Crash-loop guard for automatic restarts: more than this many failures within the window
 // means something is wrong with the directory or the installation, not a one-off crash.
@@ -76,6 +79,12 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedD
   } catch (error) {
     lock.release();
     throw unusableDirectoryError(dataDir, error);
+  }
+  try {
+    lock.setSocketDir(socket.dir);
+  } catch (error) {
+    // Only `pgmcp token|user` reaching a running server depends on it.
+    logger.warn({ err: error }, 'could not record the socket directory in the lock file');
   }
 
   const db = new EmbeddedSupervisor({

@@ -3,3 +3,4 @@ export { startEmbedded, type EmbeddedDatabase, type EmbeddedOptions } from './em
 export type { Connection as EmbeddedConnection } from './readiness.js';
 export { DEMO_SCHEMA } from './demo.js';
 export { LOCK_FILE_NAME } from './lock.js';
+export { openEmbeddedAccess, type EmbeddedAccess, type AttachOptions } from './attach.js';

@@ -19,6 +19,11 @@ export interface LockOwner {
   startedAt: string;
   /** The PGlite child of that pgmcp, so a successor can stop an orphan left behind by a crash. */
   childPid?: number;
+  /**
+   * Where the child's unix socket is (the data directory, or a temp directory when that path is
+   * too long), so another pgmcp command can reach the running database instead of failing.
+   */
+  socketDir?: string;
 }
 
 export interface DataDirLock {
@@ -26,6 +31,8 @@ export interface DataDirLock {
   readonly owner: Readonly<LockOwner>;
   /** Records the current child in the lock file (atomically, by rename). */
   setChildPid(pid: number | undefined): void;
+  /** Records where the child listens (atomically, by rename). */
+  setSocketDir(dir: string): void;
   /** Removes the lock file if it is still ours. Synchronous so an 'exit' handler can call it. */
   release(): void;
 }
@@ -130,6 +137,19 @@ function tryCreate(path: string, owner: LockOwner): boolean {
   return true;
 }
 
+/**
+ * The live pgmcp holding `dataDir` (with symlinks resolved), or null when the directory is free
+ * or its lock is stale. A holder on another host counts as live, as for acquiring.
+ */
+export function readLiveLockOwner(
+  dataDir: string,
+  probe: ProcessProbe = systemProbe,
+): LockOwner | null {
+  const owner = readOwner(join(dataDir, LOCK_FILE_NAME));
+  if (typeof owner === 'string') return null;
+  return holdsLock(owner, probe) ? owner : null;
+}
+
 function holdsLock(owner: LockOwner, probe: ProcessProbe): boolean {
   // A pid from another host cannot be checked (shared or network file system): assume it is live.
   if (owner.hostname !== probe.hostname) return true;
@@ -223,20 +243,28 @@ function createLockHandle(path: string, owner: LockOwner): DataDirLock {
     const current = readOwner(path);
     return typeof current !== 'string' && current.token === owner.token;
   };
+  const rewrite = (): void => {
+    const temp = `${path}.${owner.token}.tmp`;
+    const fd = openSync(temp, 'w', 0o600);
+    try {
+      writeSync(fd, `${JSON.stringify(owner)}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, path);
+  };
   return {
     path,
     owner,
     setChildPid(pid) {
       if (released) return;
       owner.childPid = pid;
-      const temp = `${path}.${owner.token}.tmp`;
-      const fd = openSync(temp, 'w', 0o600);
-      try {
-        writeSync(fd, `${JSON.stringify(owner)}\n`);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(temp, path);
+      rewrite();
+    },
+    setSocketDir(dir) {
+      if (released) return;
+      owner.socketDir = dir;
+      rewrite();
     },
     release() {
       if (released) return;

@@ -1,0 +1,168 @@
+// The one entry point the serving side needs: authenticateBearer(raw) → Principal or why not.
+// The token's shape says where to look (API token or login session), so a request costs at most
+// one indexed lookup, and none at all while a recent answer is cached. The cache holds positive
+// answers only, for auth.cacheTtlMs (default 5 s) and never past the token's own expiry;
+// revocations, logouts and user changes made through THIS process drop entries at once, while
+// another instance keeps trusting its cached answer for up to cacheTtlMs.
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import type { Principal } from '../core/principal.js';
+import { createAuditLog, type AuditLog } from './audit.js';
+import type { LockoutPolicy } from './lockout.js';
+import { bearerKind, hashBearer, type ScryptParams } from './secrets.js';
+import {
+  createSessionStore,
+  type SessionStore,
+  type SessionStoreOptions,
+} from './session-store.js';
+import { openStateDatabase, type OpenStateOptions, type StateDb } from './state-db.js';
+import { createTokenStore, type TokenStore } from './token-store.js';
+import type { AuthFailure, Invalidation, Verified } from './types.js';
+import { createUserStore, type UserStore } from './user-store.js';
+
+export interface Authenticator {
+  readonly db: StateDb;
+  readonly tokens: TokenStore;
+  readonly users: UserStore;
+  readonly sessions: SessionStore;
+  readonly audit: AuditLog;
+  /** `Authorization: Bearer <raw>` → who is calling, or why not. Never throws for a bad token. */
+  authenticateBearer(rawToken: string): Promise<Principal | AuthFailure>;
+  /** Flushes the audit log; closes the state database when this authenticator opened it. */
+  close(): Promise<void>;
+}
+
+export interface AuthOptions {
+  sessionTtlSeconds: number;
+  /** 0 turns the cache off. */
+  cacheTtlMs: number;
+  lockout: LockoutPolicy;
+  audit?: AuditLog;
+  scrypt?: ScryptParams;
+  slowDown?: SessionStoreOptions['slowDown'];
+  lastUseIntervalMs?: number;
+  maxCacheEntries?: number;
+  onError?: (error: Error) => void;
+  /** Close `db` in close() (default false: the caller owns it). */
+  ownsDb?: boolean;
+}
+
+interface CacheEntry {
+  verified: Verified;
+  until: number;
+}
+
+export function createAuth(db: StateDb, options: AuthOptions): Authenticator {
+  const cache = new Map<string, CacheEntry>();
+  const maxEntries = options.maxCacheEntries ?? 10_000;
+  const onError = options.onError ?? (() => undefined);
+  const audit = options.audit ?? createAuditLog({ db: null, file: null });
+
+  const invalidate = (what: Invalidation): void => {
+    for (const [key, entry] of cache) {
+      const { principal, sessionId } = entry.verified;
+      const hit =
+        ('tokenId' in what && principal.tokenId === what.tokenId) ||
+        ('sessionId' in what && sessionId === what.sessionId) ||
+        ('userId' in what && principal.kind === 'user' && principal.userId === what.userId);
+      if (hit) cache.delete(key);
+    }
+  };
+
+  const shared = {
+    audit,
+    onInvalidate: invalidate,
+    onError,
+    lastUseIntervalMs: options.lastUseIntervalMs,
+  };
+  const tokens = createTokenStore(db, shared);
+  const users = createUserStore(db, { audit, onInvalidate: invalidate, scrypt: options.scrypt });
+  const sessions = createSessionStore(db, {
+    ...shared,
+    ttlSeconds: options.sessionTtlSeconds,
+    lockout: options.lockout,
+    scrypt: options.scrypt,
+    slowDown: options.slowDown,
+  });
+
+  const remember = (key: string, verified: Verified, now: number): void => {
+    if (options.cacheTtlMs <= 0) return;
+    const until = Math.min(now + options.cacheTtlMs, verified.expiresAt?.getTime() ?? Infinity);
+    if (cache.size >= maxEntries) {
+      // Map order is insertion order: drop the oldest tenth in one go.
+      let drop = Math.ceil(maxEntries / 10);
+      for (const oldest of cache.keys()) {
+        cache.delete(oldest);
+        if (--drop === 0) break;
+      }
+    }
+    cache.set(key, { verified, until });
+  };
+
+  return {
+    db,
+    tokens,
+    users,
+    sessions,
+    audit,
+    async authenticateBearer(rawToken) {
+      const kind = typeof rawToken === 'string' ? bearerKind(rawToken.trim()) : null;
+      if (kind === null) return { reason: 'malformed' };
+      const raw = rawToken.trim();
+      const key = hashBearer(raw);
+      const now = Date.now();
+      const hit = cache.get(key);
+      if (hit && hit.until > now) return hit.verified.principal;
+      if (hit) cache.delete(key);
+      const result = kind === 'token' ? await tokens.lookup(raw) : await sessions.lookup(raw);
+      if ('reason' in result) return result;
+      remember(key, result, now);
+      return result.principal;
+    },
+    async close() {
+      cache.clear();
+      await audit.close();
+      if (options.ownsDb) await db.close();
+    },
+  };
+}
+
+export interface OpenAuthOptions {
+  logger: Logger;
+  /** See OpenStateOptions.pool. */
+  pool?: OpenStateOptions['pool'];
+  /** Overrides for tests and benchmarks. */
+  scrypt?: ScryptParams;
+  slowDown?: SessionStoreOptions['slowDown'];
+}
+
+/**
+ * Opens the state database the configuration names (state.url, else the embedded database in
+ * embedded.dataDir), brings its schema up to date, and builds the authenticator and audit log
+ * from the auth and audit sections.
+ */
+export async function openAuth(config: Config, options: OpenAuthOptions): Promise<Authenticator> {
+  const db = await openStateDatabase({
+    url: config.state.url,
+    dataDir: config.embedded.dataDir,
+    logger: options.logger,
+    ...(options.pool ? { pool: options.pool } : {}),
+  });
+  const onError = (error: Error): void =>
+    options.logger.warn({ err: { message: error.message } }, 'auth state write failed');
+  const audit = createAuditLog({
+    db: config.audit.database ? db : null,
+    file: config.audit.file,
+    onError,
+  });
+  return createAuth(db, {
+    sessionTtlSeconds: config.auth.sessionTtlSeconds,
+    cacheTtlMs: config.auth.cacheTtlMs,
+    lockout: config.auth.lockout,
+    audit,
+    onError,
+    ownsDb: true,
+    ...(options.scrypt ? { scrypt: options.scrypt } : {}),
+    ...(options.slowDown ? { slowDown: options.slowDown } : {}),
+  });
+}

@@ -1,0 +1,171 @@
+// The state schema, versioned. Each migration runs once, in order, inside one transaction that
+// holds an advisory lock, so several pgmcp instances starting together apply it exactly once;
+// once the schema is current, opening costs one read and takes no lock.
+import { AppError, ErrorCodes } from '../core/errors.js';
+import type { StateDb } from './state-db.js';
+
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+// Arbitrary but fixed: the advisory lock key that serialises migrations of the pgmcp schema.
+const MIGRATION_LOCK_KEY = 7_046_211_903;
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'tokens, users, sessions, login attempts, lockouts, audit',
+    sql: `
+      CREATE TABLE pgmcp.tokens (
+        id uuid PRIMARY KEY,
+        name text NOT NULL,
+        prefix text NOT NULL,
+        token_hash text NOT NULL UNIQUE,
+        roles text[] NOT NULL DEFAULT '{}',
+        bound_database text,
+        pg_role text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz,
+        last_used_at timestamptz,
+        revoked_at timestamptz
+      );
+      CREATE UNIQUE INDEX tokens_active_name ON pgmcp.tokens (name) WHERE revoked_at IS NULL;
+      CREATE INDEX tokens_prefix ON pgmcp.tokens (prefix);
+
+      CREATE TABLE pgmcp.users (
+        id uuid PRIMARY KEY,
+        username text NOT NULL UNIQUE,
+        password_hash text NOT NULL,
+        roles text[] NOT NULL DEFAULT '{}',
+        pg_role text,
+        disabled boolean NOT NULL DEFAULT false,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        last_login_at timestamptz
+      );
+
+      CREATE TABLE pgmcp.sessions (
+        id uuid PRIMARY KEY,
+        token_hash text NOT NULL UNIQUE,
+        user_id uuid NOT NULL REFERENCES pgmcp.users (id) ON DELETE CASCADE,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz NOT NULL,
+        last_used_at timestamptz,
+        client_address text
+      );
+      CREATE INDEX sessions_user ON pgmcp.sessions (user_id);
+      CREATE INDEX sessions_expires ON pgmcp.sessions (expires_at);
+
+      -- Failed logins only; the flags are cleared when a lock is set (and, for the user, on a
+      -- successful login) so the next window starts from zero.
+      CREATE TABLE pgmcp.login_attempts (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        username text NOT NULL,
+        client_address text,
+        at timestamptz NOT NULL DEFAULT now(),
+        counts_for_user boolean NOT NULL DEFAULT true,
+        counts_for_address boolean NOT NULL DEFAULT true
+      );
+      CREATE INDEX login_attempts_user ON pgmcp.login_attempts (username, at);
+      CREATE INDEX login_attempts_address ON pgmcp.login_attempts (client_address, at);
+      CREATE INDEX login_attempts_at ON pgmcp.login_attempts (at);
+
+      CREATE TABLE pgmcp.lockouts (
+        subject_kind text NOT NULL CHECK (subject_kind IN ('user', 'address')),
+        subject text NOT NULL,
+        locked_until timestamptz NOT NULL,
+        PRIMARY KEY (subject_kind, subject)
+      );
+
+      CREATE TABLE pgmcp.audit (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at timestamptz NOT NULL DEFAULT now(),
+        event text NOT NULL,
+        outcome text NOT NULL,
+        principal_kind text,
+        principal_id text,
+        client_address text,
+        database text,
+        tool text,
+        duration_ms integer,
+        details jsonb NOT NULL DEFAULT '{}'
+      );
+      CREATE INDEX audit_at ON pgmcp.audit (at);
+    `,
+  },
+];
+
+export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** The version recorded in the state database; 0 when the pgmcp schema is not there yet. */
+export async function stateVersion(db: Pick<StateDb, 'query'>): Promise<number> {
+  const { rows } = await db.query<{ present: boolean }>(
+    "SELECT to_regclass('pgmcp.schema_version') IS NOT NULL AS present",
+  );
+  if (!rows[0]?.present) return 0;
+  const version = await db.query<{ v: number | null }>(
+    'SELECT max(version)::int AS v FROM pgmcp.schema_version',
+  );
+  return version.rows[0]?.v ?? 0;
+}
+
+export interface MigrateOptions {
+  /** false: report an older schema instead of upgrading it. */
+  migrate: boolean;
+  /** For tests: another list than MIGRATIONS. */
+  migrations?: readonly Migration[];
+}
+
+/** Brings the pgmcp schema to the newest version; returns the versions it applied. */
+export async function migrateState(db: StateDb, options: MigrateOptions): Promise<number[]> {
+  const migrations = options.migrations ?? MIGRATIONS;
+  const latest = migrations[migrations.length - 1]?.version ?? 0;
+  const current = await stateVersion(db);
+  checkNotNewer(current, latest, db.description);
+  if (current === latest) return [];
+  if (!options.migrate) {
+    throw new AppError(
+      ErrorCodes.STATE_SCHEMA_MISMATCH,
+      `The pgmcp schema in the state database (${db.description}) is at version ${current}; ` +
+        `this pgmcp needs version ${latest}. Run \`pgmcp token list\` (or start pgmcp) once to upgrade it.`,
+      { category: 'unavailable', details: { found: current, expected: latest } },
+    );
+  }
+  return db.transaction(async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    await client.query('CREATE SCHEMA IF NOT EXISTS pgmcp');
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS pgmcp.schema_version (
+         version integer PRIMARY KEY,
+         description text NOT NULL,
+         applied_at timestamptz NOT NULL DEFAULT now()
+       )`,
+    );
+    // Read again under the lock: another instance may have migrated while we waited.
+    const now = await stateVersion(client);
+    checkNotNewer(now, latest, db.description);
+    const applied: number[] = [];
+    for (const migration of migrations) {
+      if (migration.version <= now) continue;
+      await client.query(migration.sql);
+      await client.query(
+        'INSERT INTO pgmcp.schema_version (version, description) VALUES ($1, $2)',
+        [migration.version, migration.description],
+      );
+      applied.push(migration.version);
+    }
+    return applied;
+  });
+}
+
+function checkNotNewer(found: number, latest: number, description: string): void {
+  if (found <= latest) return;
+  throw new AppError(
+    ErrorCodes.STATE_SCHEMA_MISMATCH,
+    `The pgmcp schema in the state database (${description}) is at version ${found}, newer than ` +
+      `this pgmcp knows (${latest}). Upgrade pgmcp, or point state.url at another database.`,
+    { category: 'unavailable', details: { found, expected: latest } },
+  );
+}

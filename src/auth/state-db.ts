@@ -1,0 +1,149 @@
+// The state database: where tokens, users, sessions, login attempts and the audit table live,
+// in schema `pgmcp`. The embedded PGlite by default (the same instance as the demo data; a
+// running server's instance is reached through its socket), or any PostgreSQL at state.url,
+// which several pgmcp instances may share.
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { AppError, ErrorCodes } from '../core/errors.js';
+import { redactUrl } from '../config/index.js';
+import { isConnectionError } from '../db/errors.js';
+import { openEmbeddedAccess, type EmbeddedAccess } from '../db/embedded/index.js';
+import { migrateState } from './migrations.js';
+
+export interface StateDb {
+  /** For messages: `embedded database in DIR` or the URL without its password. */
+  readonly description: string;
+  /** 'embedded-attached': a running pgmcp owns the embedded child; we use its socket. */
+  readonly mode: 'postgres' | 'embedded-started' | 'embedded-attached' | 'shared';
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
+  /** `work` inside BEGIN … COMMIT on one connection (ROLLBACK on a throw). */
+  transaction<T>(work: (client: Queryable) => Promise<T>): Promise<T>;
+  /** Ends what this StateDb opened (an injected pool is left to its owner). */
+  close(): Promise<void>;
+}
+
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
+}
+
+export interface OpenStateOptions {
+  /** state.url; null: the embedded database in `dataDir`. */
+  url: string | null;
+  dataDir: string;
+  logger: Logger;
+  /**
+   * Use this pool instead of opening one (the server passes its embedded pool: PGlite has one
+   * session, and a second pool would only take a connection slot).
+   */
+  pool?: pg.Pool;
+  /** Bring an older schema up to date (default true); false: an older schema is an error. */
+  migrate?: boolean;
+}
+
+// The pool's owner may parse timestamps as text (db/database.ts does); the stores want Dates
+// and numbers, so every state query names its own parsers.
+const STATE_TYPES: pg.CustomTypesConfig = { getTypeParser: pg.types.getTypeParser };
+
+export async function openStateDatabase(options: OpenStateOptions): Promise<StateDb> {
+  let embedded: EmbeddedAccess | null = null;
+  let pool: pg.Pool;
+  let description: string;
+  let mode: StateDb['mode'];
+  if (options.pool) {
+    pool = options.pool;
+    description = options.url ? redactUrl(options.url) : `embedded database in ${options.dataDir}`;
+    mode = 'shared';
+  } else if (options.url) {
+    description = redactUrl(options.url);
+    pool = new pg.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 10_000 });
+    mode = 'postgres';
+  } else {
+    description = `embedded database in ${options.dataDir}`;
+    embedded = await openEmbeddedAccess({ dataDir: options.dataDir, logger: options.logger });
+    // One connection: the embedded database has a single session, whatever the pool size.
+    pool = new pg.Pool({ ...embedded.connection, max: 1, connectionTimeoutMillis: 10_000 });
+    mode = embedded.mode === 'started' ? 'embedded-started' : 'embedded-attached';
+  }
+  const owned = !options.pool;
+  if (owned) {
+    pool.on('error', (error) =>
+      options.logger.warn(
+        { err: { message: error.message } },
+        'idle state database connection failed',
+      ),
+    );
+  }
+
+  const wrap = (error: unknown): unknown =>
+    error instanceof AppError || !cannotReach(error) ? error : unavailable(description, error);
+
+  const run = <R extends pg.QueryResultRow>(
+    on: pg.Pool | pg.PoolClient,
+    text: string,
+    values?: unknown[],
+  ) =>
+    on.query<R>({ text, values, types: STATE_TYPES }).catch((error: unknown) => {
+      throw wrap(error);
+    });
+
+  const db: StateDb = {
+    description,
+    mode,
+    query: (text, values) => run(pool, text, values),
+    async transaction(work) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw unavailable(description, error);
+      }
+      let broken: unknown;
+      try {
+        await client.query('BEGIN');
+        const result = await work({ query: (text, values) => run(client, text, values) });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollbackError: unknown) => (broken = rollbackError));
+        throw wrap(error);
+      } finally {
+        client.release(broken instanceof Error ? broken : undefined);
+      }
+    },
+    async close() {
+      if (owned) await pool.end().catch(() => undefined);
+      await embedded?.close();
+    },
+  };
+
+  try {
+    await migrateState(db, { migrate: options.migrate ?? true });
+  } catch (error) {
+    await db.close();
+    throw wrap(error);
+  }
+  return db;
+}
+
+// Besides a lost socket: the server refusing us (28xxx), no such database, shutting down, full.
+function cannotReach(error: unknown): boolean {
+  if (isConnectionError(error)) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(08|28|3D000|57P0|53300)/.test(code);
+}
+
+function unavailable(description: string, cause: unknown): AppError {
+  const why = cause instanceof Error ? cause.message : String(cause);
+  return new AppError(
+    ErrorCodes.STATE_UNAVAILABLE,
+    `The state database (${description}) cannot be reached: ${why}. ` +
+      'Check that it runs and that state.url (PGMCP_STATE_URL) is right.',
+    { category: 'unavailable', cause, details: { state: description } },
+  );
+}

@@ -1,0 +1,361 @@
+// The auth stores against a real state database: PostgreSQL (a throwaway database per run) and
+// the embedded PGlite (a temp data directory, started by openStateDatabase itself). One body of
+// scenarios runs on both.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createAuditLog,
+  createAuth,
+  isAuthFailure,
+  LATEST_VERSION,
+  migrateState,
+  openStateDatabase,
+  stateVersion,
+  type Authenticator,
+  type StateDb,
+} from '../../src/auth/index.js';
+import { ErrorCodes, isAppError } from '../../src/core/errors.js';
+import { realPostgres, withClient, type RealPostgres } from '../helpers/postgres.js';
+
+const logger = pino({ level: 'silent' });
+const FAST_SCRYPT = { N: 1024, r: 8, p: 1 };
+const LOCKOUT = { maxFailures: 3, maxFailuresPerAddress: 6, windowSeconds: 60, lockSeconds: 60 };
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isAppError(error)) return error.code;
+    throw error;
+  }
+  return undefined;
+}
+
+function authOn(db: StateDb): Authenticator {
+  return createAuth(db, {
+    sessionTtlSeconds: 3600,
+    cacheTtlMs: 5_000,
+    lockout: LOCKOUT,
+    scrypt: FAST_SCRYPT,
+    slowDown: { baseMs: 0, maxMs: 0 },
+    audit: createAuditLog({ db, file: null, flushIntervalMs: 10 }),
+  });
+}
+
+/** Counts queries, so a test can see the cache answer without a round trip. */
+function counting(db: StateDb): StateDb & { queries: number } {
+  const wrapped = {
+    ...db,
+    queries: 0,
+    query(text: string, values?: unknown[]) {
+      wrapped.queries++;
+      return db.query(text, values);
+    },
+  };
+  return wrapped as StateDb & { queries: number };
+}
+
+function scenarios(open: () => Promise<StateDb>): void {
+  let db: StateDb;
+  let auth: Authenticator;
+
+  beforeAll(async () => {
+    db = await open();
+    auth = authOn(db);
+  });
+  afterAll(async () => {
+    await auth?.close();
+    await db?.close();
+  });
+
+  it('migrations are recorded once; applying again is a no-op', async () => {
+    expect(await stateVersion(db)).toBe(LATEST_VERSION);
+    expect(await migrateState(db, { migrate: true })).toEqual([]);
+    const { rows } = await db.query('SELECT version FROM pgmcp.schema_version');
+    expect(rows.map((r) => r.version)).toEqual([LATEST_VERSION]);
+  });
+
+  it('a schema newer than this pgmcp is refused with a clear error', async () => {
+    await db.query(
+      "INSERT INTO pgmcp.schema_version (version, description) VALUES (999, 'future')",
+    );
+    try {
+      const code = await codeOf(migrateState(db, { migrate: true }));
+      expect(code).toBe(ErrorCodes.STATE_SCHEMA_MISMATCH);
+    } finally {
+      await db.query('DELETE FROM pgmcp.schema_version WHERE version = 999');
+    }
+  });
+
+  it('creates, lists, verifies and revokes API tokens', async () => {
+    const created = await auth.tokens.create({
+      name: 'ci-bot',
+      expiresInSeconds: 3600,
+      roles: ['reader', 'ops'],
+      boundDatabase: 'shop',
+      pgRole: 'shop_reader',
+    });
+    expect(created.token).toMatch(/^pgmcp_[A-Za-z0-9_-]{43}$/);
+    expect(created.token.startsWith(created.record.prefix)).toBe(true);
+
+    const principal = await auth.tokens.verify(created.token);
+    expect(principal).toMatchObject({
+      kind: 'token',
+      userId: 'ci-bot',
+      roles: ['reader', 'ops'],
+      boundDatabase: 'shop',
+      pgRole: 'shop_reader',
+      tokenId: created.record.id,
+    });
+
+    const listed = await auth.tokens.list();
+    const row = listed.find((t) => t.id === created.record.id)!;
+    expect(row).toMatchObject({ name: 'ci-bot', prefix: created.record.prefix, revokedAt: null });
+    expect(JSON.stringify(listed)).not.toContain(created.token.slice(14));
+
+    // Stored as SHA-256 hex only.
+    const stored = await db.query('SELECT token_hash FROM pgmcp.tokens WHERE id = $1', [
+      created.record.id,
+    ]);
+    expect(stored.rows[0]!.token_hash).toMatch(/^[0-9a-f]{64}$/);
+
+    expect(await codeOf(auth.tokens.create({ name: 'ci-bot', expiresInSeconds: null }))).toBe(
+      ErrorCodes.AUTH_CONFLICT,
+    );
+
+    const revoked = await auth.tokens.revoke(created.record.prefix);
+    expect(revoked.revokedAt).toBeInstanceOf(Date);
+    expect(await auth.tokens.verify(created.token)).toEqual({ reason: 'revoked' });
+    // The name is free again once revoked.
+    const again = await auth.tokens.create({ name: 'ci-bot', expiresInSeconds: null });
+    expect(await auth.tokens.verify(again.token)).toMatchObject({
+      userId: 'ci-bot',
+      tokenId: again.record.id,
+    });
+    await auth.tokens.revoke(again.record.id);
+  });
+
+  it('tells malformed, unknown and expired tokens apart', async () => {
+    expect(await auth.tokens.verify('nope')).toEqual({ reason: 'malformed' });
+    expect(await auth.tokens.verify(`pgmcp_${'A'.repeat(43)}`)).toEqual({ reason: 'unknown' });
+    const short = await auth.tokens.create({ name: 'short-lived', expiresInSeconds: 60 });
+    await db.query(
+      "UPDATE pgmcp.tokens SET expires_at = now() - interval '1 second' WHERE id = $1",
+      [short.record.id],
+    );
+    expect(await auth.tokens.verify(short.token)).toEqual({ reason: 'expired' });
+    expect(await codeOf(auth.tokens.revoke('pgmcp_zzzzzzzz'))).toBe(ErrorCodes.AUTH_NOT_FOUND);
+  });
+
+  it('writes the last-use time once, not on every verification', async () => {
+    const created = await auth.tokens.create({ name: 'busy', expiresInSeconds: null });
+    for (let i = 0; i < 5; i++) await auth.tokens.verify(created.token);
+    await new Promise((r) => setTimeout(r, 100));
+    const first = (
+      await db.query('SELECT last_used_at FROM pgmcp.tokens WHERE id = $1', [created.record.id])
+    ).rows[0]!.last_used_at as Date;
+    expect(first).toBeInstanceOf(Date);
+    await auth.tokens.verify(created.token);
+    await new Promise((r) => setTimeout(r, 100));
+    const second = (
+      await db.query('SELECT last_used_at FROM pgmcp.tokens WHERE id = $1', [created.record.id])
+    ).rows[0]!.last_used_at as Date;
+    expect(second.getTime()).toBe(first.getTime());
+  });
+
+  it('authenticateBearer answers from the cache and forgets a token revoked here', async () => {
+    const spy = counting(db);
+    const cached = authOn(spy);
+    const created = await cached.tokens.create({ name: 'cached', expiresInSeconds: null });
+    expect(await cached.authenticateBearer(created.token)).toMatchObject({ userId: 'cached' });
+    const before = spy.queries;
+    expect(await cached.authenticateBearer(created.token)).toMatchObject({ userId: 'cached' });
+    expect(spy.queries).toBe(before);
+    await cached.tokens.revoke(created.record.id);
+    expect(await cached.authenticateBearer(created.token)).toEqual({ reason: 'revoked' });
+    expect(await cached.authenticateBearer('Basic abc')).toEqual({ reason: 'malformed' });
+    await cached.close();
+  });
+
+  it('users log in with a session token that verifies like an API token', async () => {
+    await auth.users.add({
+      username: 'alice',
+      password: 'correct horse',
+      roles: ['analyst'],
+      pgRole: 'alice_pg',
+    });
+    expect(await codeOf(auth.users.add({ username: 'alice', password: 'whatever1' }))).toBe(
+      ErrorCodes.AUTH_CONFLICT,
+    );
+    const stored = await db.query("SELECT password_hash FROM pgmcp.users WHERE username = 'alice'");
+    expect(stored.rows[0]!.password_hash).toMatch(/^scrypt\$1024\$8\$1\$[\w-]+\$[\w-]+$/);
+
+    const login = await auth.sessions.login('alice', 'correct horse', '10.0.0.1');
+    expect(login.sessionToken).toMatch(/^pgmcps_/);
+    expect(login.expiresAt.getTime()).toBeGreaterThan(Date.now() + 3500_000);
+    const principal = await auth.authenticateBearer(login.sessionToken);
+    expect(principal).toMatchObject({
+      kind: 'user',
+      userId: 'alice',
+      roles: ['analyst'],
+      pgRole: 'alice_pg',
+    });
+
+    expect(await auth.sessions.logout(login.sessionToken)).toBe(true);
+    expect(await auth.authenticateBearer(login.sessionToken)).toEqual({ reason: 'unknown' });
+    expect(await auth.sessions.logout(login.sessionToken)).toBe(false);
+  });
+
+  it('disabling a user or changing the password ends the sessions', async () => {
+    await auth.users.add({ username: 'bob', password: 'bob-password' });
+    const first = await auth.sessions.login('bob', 'bob-password', null);
+    expect(isAuthFailure(await auth.authenticateBearer(first.sessionToken))).toBe(false);
+    await auth.users.setEnabled('bob', false);
+    expect(await auth.authenticateBearer(first.sessionToken)).toEqual({ reason: 'unknown' });
+    expect(await codeOf(auth.sessions.login('bob', 'bob-password', null))).toBe(
+      ErrorCodes.LOGIN_FAILED,
+    );
+    await auth.users.setEnabled('bob', true);
+
+    const second = await auth.sessions.login('bob', 'bob-password', null);
+    await auth.users.setPassword('bob', 'new-bob-password');
+    expect(await auth.sessions.verify(second.sessionToken)).toEqual({ reason: 'unknown' });
+    expect(await codeOf(auth.sessions.login('bob', 'bob-password', null))).toBe(
+      ErrorCodes.LOGIN_FAILED,
+    );
+    await auth.sessions.login('bob', 'new-bob-password', null);
+
+    const removed = await auth.users.remove('bob');
+    expect(removed.username).toBe('bob');
+    expect(
+      (
+        await db.query('SELECT count(*)::int AS n FROM pgmcp.sessions WHERE user_id = $1', [
+          removed.id,
+        ])
+      ).rows[0]!.n,
+    ).toBe(0);
+    expect(await codeOf(auth.users.remove('bob'))).toBe(ErrorCodes.AUTH_NOT_FOUND);
+  });
+
+  it('locks a user name after repeated failures, the same way whether or not it exists', async () => {
+    await auth.users.add({ username: 'carol', password: 'carol-password' });
+    const messages: string[] = [];
+    for (const name of ['carol', 'nobody']) {
+      for (let i = 0; i < LOCKOUT.maxFailures; i++) {
+        try {
+          await auth.sessions.login(name, 'wrong-password', `192.0.2.${name.length}`);
+        } catch (error) {
+          expect(isAppError(error) && error.code).toBe(ErrorCodes.LOGIN_FAILED);
+          messages.push((error as Error).message);
+        }
+      }
+      // Locked now: even the right password is refused, with the lock's own error.
+      expect(await codeOf(auth.sessions.login(name, 'carol-password', '198.51.100.1'))).toBe(
+        ErrorCodes.LOGIN_LOCKED,
+      );
+    }
+    expect(new Set(messages).size).toBe(1);
+    // Another user from the same address is not affected by the name lock.
+    await auth.users.add({ username: 'dave', password: 'dave-password' });
+    await auth.sessions.login('dave', 'dave-password', '192.0.2.5');
+
+    // The lock ends with its time.
+    await db.query("UPDATE pgmcp.lockouts SET locked_until = now() - interval '1 second'");
+    await auth.sessions.login('carol', 'carol-password', null);
+  });
+
+  it('locks a client address that sprays many names', async () => {
+    const address = '203.0.113.9';
+    for (let i = 0; i < LOCKOUT.maxFailuresPerAddress; i++) {
+      expect(await codeOf(auth.sessions.login(`spray${i}`, 'wrong-password', address))).toBe(
+        ErrorCodes.LOGIN_FAILED,
+      );
+    }
+    await auth.users.add({ username: 'erin', password: 'erin-password' });
+    expect(await codeOf(auth.sessions.login('erin', 'erin-password', address))).toBe(
+      ErrorCodes.LOGIN_LOCKED,
+    );
+    await auth.sessions.login('erin', 'erin-password', '203.0.113.10');
+  });
+
+  it('audits auth events without secrets', async () => {
+    await auth.audit.flush();
+    const { rows } = await db.query(
+      'SELECT event, outcome, principal_id, details::text AS details FROM pgmcp.audit',
+    );
+    const events = new Set(rows.map((r) => r.event));
+    for (const event of [
+      'token_created',
+      'token_revoked',
+      'user_added',
+      'login',
+      'login_failed',
+      'lockout',
+      'login_locked',
+      'logout',
+      'user_disabled',
+      'user_password_changed',
+      'user_removed',
+    ]) {
+      expect(events).toContain(event);
+    }
+    const text = JSON.stringify(rows);
+    expect(text).not.toMatch(/pgmcps?_[A-Za-z0-9_-]{20}/);
+    expect(text).not.toMatch(/correct horse|wrong-password|scrypt\$/);
+  });
+}
+
+const info = await realPostgres('auth state on PostgreSQL');
+
+describe.skipIf(!info)('auth state on PostgreSQL', () => {
+  const pgInfo = info as RealPostgres;
+  const dbName = `pgmcp_auth_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const u = new URL(pgInfo.adminUrl);
+  u.pathname = `/${dbName}`;
+  const url = u.toString();
+
+  beforeAll(async () => {
+    await withClient(pgInfo.adminUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
+  });
+  afterAll(async () => {
+    await withClient(pgInfo.adminUrl, (c) =>
+      c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`),
+    );
+  });
+
+  it('instances starting together migrate once', async () => {
+    const dbs = await Promise.all(
+      [1, 2, 3].map(() => openStateDatabase({ url, dataDir: '/nonexistent', logger })),
+    );
+    const { rows } = await dbs[0]!.query('SELECT count(*)::int AS n FROM pgmcp.schema_version');
+    expect(rows[0]!.n).toBe(LATEST_VERSION);
+    await Promise.all(dbs.map((d) => d.close()));
+  });
+
+  scenarios(() => openStateDatabase({ url, dataDir: '/nonexistent', logger }));
+
+  it('an unreachable state database is a clear error', async () => {
+    const bad = new URL(url);
+    bad.port = '1';
+    const error = await openStateDatabase({
+      url: bad.toString(),
+      dataDir: '/nonexistent',
+      logger,
+    }).catch((e: unknown) => e);
+    expect(isAppError(error) && error.code).toBe(ErrorCodes.STATE_UNAVAILABLE);
+    expect((error as Error).message).toContain('state.url');
+  });
+});
+
+describe('auth state on the embedded database', () => {
+  const root = mkdtempSync(join(tmpdir(), 'pgmcp-auth-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  scenarios(async () => {
+    const db = await openStateDatabase({ url: null, dataDir: join(root, 'data'), logger });
+    expect(db.mode).toBe('embedded-started');
+    return db;
+  });
+});
