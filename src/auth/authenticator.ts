@@ -129,8 +129,8 @@ export function createAuth(db: StateDb, options: AuthOptions): Authenticator {
 
 export interface OpenAuthOptions {
   logger: Logger;
-  /** See OpenStateOptions.pool. */
-  pool?: OpenStateOptions['pool'];
+  /** See OpenStateOptions.via. */
+  via?: OpenStateOptions['via'];
   /** Overrides for tests and benchmarks. */
   scrypt?: ScryptParams;
   slowDown?: SessionStoreOptions['slowDown'];
@@ -146,7 +146,7 @@ export async function openAuth(config: Config, options: OpenAuthOptions): Promis
     url: config.state.url,
     dataDir: config.embedded.dataDir,
     logger: options.logger,
-    ...(options.pool ? { pool: options.pool } : {}),
+    ...(options.via ? { via: options.via } : {}),
   });
   const onError = (error: Error): void =>
     options.logger.warn({ err: { message: error.message } }, 'auth state write failed');

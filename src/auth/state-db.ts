@@ -25,6 +25,11 @@ export interface StateDb {
   close(): Promise<void>;
 }
 
+/** Lends a connection for `work` and takes it back idle (db/database.ts Database fits). */
+export interface ConnectionSource {
+  withOwnConnection<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+}
+
 export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(
     text: string,
@@ -38,10 +43,10 @@ export interface OpenStateOptions {
   dataDir: string;
   logger: Logger;
   /**
-   * Use this pool instead of opening one (the server passes its embedded pool: PGlite has one
-   * session, and a second pool would only take a connection slot).
+   * Borrow connections from here instead of opening a pool (the server passes its embedded
+   * Database: PGlite has one session, so state queries take turns with the tools' calls).
    */
-  pool?: pg.Pool;
+  via?: ConnectionSource;
   /** Bring an older schema up to date (default true); false: an older schema is an error. */
   migrate?: boolean;
 }
@@ -52,11 +57,10 @@ const STATE_TYPES: pg.CustomTypesConfig = { getTypeParser: pg.types.getTypeParse
 
 export async function openStateDatabase(options: OpenStateOptions): Promise<StateDb> {
   let embedded: EmbeddedAccess | null = null;
-  let pool: pg.Pool;
+  let pool: pg.Pool | null = null;
   let description: string;
   let mode: StateDb['mode'];
-  if (options.pool) {
-    pool = options.pool;
+  if (options.via) {
     description = options.url ? redactUrl(options.url) : `embedded database in ${options.dataDir}`;
     mode = 'shared';
   } else if (options.url) {
@@ -70,8 +74,7 @@ export async function openStateDatabase(options: OpenStateOptions): Promise<Stat
     pool = new pg.Pool({ ...embedded.connection, max: 1, connectionTimeoutMillis: 10_000 });
     mode = embedded.mode === 'started' ? 'embedded-started' : 'embedded-attached';
   }
-  const owned = !options.pool;
-  if (owned) {
+  if (pool) {
     pool.on('error', (error) =>
       options.logger.warn(
         { err: { message: error.message } },
@@ -82,6 +85,21 @@ export async function openStateDatabase(options: OpenStateOptions): Promise<Stat
 
   const wrap = (error: unknown): unknown =>
     error instanceof AppError || !cannotReach(error) ? error : unavailable(description, error);
+
+  const source: ConnectionSource = options.via ?? {
+    async withOwnConnection(work) {
+      const client = await pool!.connect();
+      let broken: unknown;
+      try {
+        return await work(client);
+      } catch (error) {
+        broken = error;
+        throw error;
+      } finally {
+        client.release(broken instanceof Error && cannotReach(broken) ? broken : undefined);
+      }
+    },
+  };
 
   const run = <R extends pg.QueryResultRow>(
     on: pg.Pool | pg.PoolClient,
@@ -95,29 +113,34 @@ export async function openStateDatabase(options: OpenStateOptions): Promise<Stat
   const db: StateDb = {
     description,
     mode,
-    query: (text, values) => run(pool, text, values),
+    query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+      pool
+        ? run<R>(pool, text, values)
+        : source
+            .withOwnConnection((client) => run<R>(client, text, values))
+            .catch((error: unknown) => {
+              throw wrap(error);
+            }),
     async transaction(work) {
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (error) {
-        throw unavailable(description, error);
-      }
-      let broken: unknown;
-      try {
-        await client.query('BEGIN');
-        const result = await work({ query: (text, values) => run(client, text, values) });
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch((rollbackError: unknown) => (broken = rollbackError));
-        throw wrap(error);
-      } finally {
-        client.release(broken instanceof Error ? broken : undefined);
-      }
+      return source
+        .withOwnConnection(async (client) => {
+          await client.query('BEGIN');
+          try {
+            const result = await work({ query: (text, values) => run(client, text, values) });
+            await client.query('COMMIT');
+            return result;
+          } catch (error) {
+            // A failed ROLLBACK leaves the connection unusable: the source retires it.
+            await client.query('ROLLBACK');
+            throw error;
+          }
+        })
+        .catch((error: unknown) => {
+          throw wrap(error);
+        });
     },
     async close() {
-      if (owned) await pool.end().catch(() => undefined);
+      if (pool) await pool.end().catch(() => undefined);
       await embedded?.close();
     },
   };

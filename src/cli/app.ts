@@ -9,11 +9,15 @@ import { createCatalog } from '../catalog/index.js';
 import { createAccessPolicy } from '../tools/access-policy.js';
 import { registerBuiltins } from '../tools/builtin/index.js';
 import { startCatalogWatch } from '../catalog/watch.js';
-import { createExchangeLog } from '../tools/handlers/index.js';
+import { configError } from '../config/index.js';
+import { createExchangeLog, type ExchangeRecord } from '../tools/handlers/index.js';
 import { createLiveCatalog, nameClashError } from '../tools/live-catalog.js';
 import { createRegistry, type Registry } from '../tools/registry.js';
 import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../tools/sql-guard.js';
 import { VERSION } from './version.js';
+
+/** The state database's schema (auth/); denied to every tool. */
+const STATE_SCHEMA = 'pgmcp';
 
 /** How long a catalog snapshot serves before it is reloaded. */
 const CATALOG_TTL_MS = 60_000;
@@ -25,6 +29,8 @@ export interface App {
   dispatcher: Dispatcher;
   /** Aborted when the app shuts down (ends long-lived streams gracefully). */
   shutdown: AbortController;
+  /** Hear of every answered request (the audit log listens); returns the unsubscribe. */
+  onExchange(listener: (record: ExchangeRecord) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -40,7 +46,12 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   );
   await loadSqlParser();
   const signer = createSigner(config.server.stateSecret);
-  const policy = createAccessPolicy(config.database.access);
+  // The state schema (tokens, users, sessions, audit) is never served: on the embedded default
+  // it lives beside the demo data, and its password hashes are nobody's business.
+  const policy = createAccessPolicy({
+    ...config.database.access,
+    denySchemas: [...new Set([...config.database.access.denySchemas, STATE_SCHEMA])],
+  });
   const deniedFunctions = [...DEFAULT_DENIED_FUNCTIONS, ...config.database.deniedFunctions];
   const limits = {
     defaultRows: config.database.defaultRows,
@@ -63,7 +74,22 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       maxPlanRows: config.database.maxPlanRows,
       signer,
     },
+    toolRoles: Object.fromEntries(
+      Object.entries(config.tools).map(([name, settings]) => [name, settings.roles]),
+    ),
   });
+  for (const name of Object.keys(config.tools)) {
+    if (!registry.tool(name)) {
+      await db.close();
+      throw configError(
+        `tools.${name}: no built-in tool by that name (built-ins: ${registry
+          .tools()
+          .map((t) => t.name)
+          .join(', ')}; routines use @authorize, registry handlers requiresAuth)`,
+        `tools.${name}`,
+      );
+    }
+  }
   // Routines and registry handlers: loaded now, and again whenever the database says they
   // changed (NOTIFY from an event trigger, or a TTL poll where none can be installed).
   const live = createLiveCatalog({
@@ -110,6 +136,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
   });
   if (config.server.conformance) registerConformanceFixtures(registry);
   const shutdown = new AbortController();
+  const exchangeListeners = new Set<(record: ExchangeRecord) => void>();
   const dispatcher = createDispatcher({
     registry,
     logger,
@@ -118,7 +145,11 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     instructions: config.server.instructions,
     toolDescriptionSuffix: config.server.toolDescriptionSuffix,
     signer,
-    ...(exchangeLog ? { onExchange: (event) => exchangeLog.record(event) } : {}),
+    filterByAccess: config.auth.filterToolsByRole,
+    onExchange: (record) => {
+      exchangeLog?.record(record);
+      for (const listener of exchangeListeners) listener(record);
+    },
   });
   return {
     config,
@@ -126,6 +157,10 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     registry,
     dispatcher,
     shutdown,
+    onExchange(listener) {
+      exchangeListeners.add(listener);
+      return () => exchangeListeners.delete(listener);
+    },
     async close() {
       shutdown.abort();
       await watch.stop();

@@ -28,6 +28,8 @@ function configFrom(options: CommonOptions): Config {
     allowWrites: options.allowWrites,
     logLevel: options.logLevel,
     conformance: options.conformance,
+    requireAuth: options.requireAuth,
+    auth: options.auth,
   };
   return loadConfig({ flags, env: process.env, cwd: process.cwd() });
 }
@@ -71,6 +73,8 @@ common(
     .option('--stdio', 'serve on stdin/stdout (for desktop MCP clients)')
     .option('--http [hostport]', 'serve Streamable HTTP on [HOST:]PORT (default 127.0.0.1:8080)')
     .option('--conformance', 'add the fixtures the MCP conformance suite calls')
+    .option('--require-auth', 'require a bearer token even on a loopback address')
+    .option('--no-auth', 'serve without authentication, even beyond loopback (warned)')
     .option('--print-config', 'print the effective configuration (secrets redacted) and exit'),
 ).action(async (options: Omit<CommonOptions, 'http'> & { http?: string | boolean }) => {
   try {

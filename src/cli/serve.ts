@@ -1,4 +1,5 @@
 // `pgmcp serve`: stdio for desktop clients, Streamable HTTP for teams.
+import type { Logger } from 'pino';
 import YAML from 'yaml';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
@@ -6,7 +7,11 @@ import { isLoopbackAddress } from '../http/origin.js';
 import { createHttpServer } from '../http/server.js';
 import { startStdioServer } from '../mcp/stdio.js';
 import { bindSessionNotifications } from '../mcp/subscriptions.js';
-import { createApp } from './app.js';
+import { openAuth, type Authenticator } from '../auth/index.js';
+import { configError } from '../config/index.js';
+import type { Principal } from '../core/principal.js';
+import type { Database } from '../db/database.js';
+import { createApp, type App } from './app.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
 
@@ -39,11 +44,23 @@ export async function serve(config: Config): Promise<void> {
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
 
   if (config.transport === 'stdio') {
+    const principal = stdioPrincipal(config);
+    if (principal.pgRole) {
+      const missing = await notMemberOf(app.db, [principal.pgRole]);
+      if (missing.length > 0) {
+        await app.close();
+        throw configError(
+          `auth.stdio.pgRole: the login role is not a member of ${missing[0]}, so its calls cannot SET ROLE to it (GRANT ${missing[0]} TO <login role>)`,
+          'auth.stdio.pgRole',
+        );
+      }
+    }
     const server = startStdioServer({
       dispatcher: app.dispatcher,
       input: process.stdin,
       output: process.stdout,
       logger,
+      principal,
     });
     // list_changed and resources/updated reach the stdio client as they do HTTP sessions.
     bindSessionNotifications(app.registry, () => [server.session]);
@@ -55,16 +72,43 @@ export async function serve(config: Config): Promise<void> {
     return;
   }
 
+  const loopback = isLoopbackAddress(config.http.host);
+  const required = config.auth.required ?? !loopback;
+  if (!required && !loopback) {
+    logger.warn(
+      { host: config.http.host },
+      'authentication is OFF (--no-auth) on a non-loopback address: anyone who can reach this server can use it',
+    );
+  }
+  let auth: Authenticator;
+  try {
+    // On the embedded default the state lives beside the demo data, on the same connection.
+    auth = await openAuth(config, {
+      logger,
+      ...(config.state.url === null && app.db.kind === 'embedded' ? { via: app.db } : {}),
+    });
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  auditToolCalls(app, auth);
   const http = createHttpServer({
     options: { ...config.http },
     dispatcher: app.dispatcher,
     registry: app.registry,
     logger,
+    auth: {
+      required,
+      verifier: auth,
+      trustedProxies: config.auth.trustedProxies,
+      proxyHeaders: config.auth.proxyHeaders,
+    },
     health: () => app.db.health(),
   });
   closeAll = async () => {
     app.shutdown.abort();
     await http.close();
+    await auth.close();
     await app.close();
   };
   const { url } = await http.listen();
@@ -76,6 +120,7 @@ export async function serve(config: Config): Promise<void> {
       'serving on a non-loopback address with no http.allowedHosts: set the names clients use to reach this server',
     );
   }
+  await checkStoredPgRoles(app.db, auth, logger);
   const mode = config.database.allowWrites ? 'writes allowed' : 'read-only';
   const clientConfig = { mcpServers: { [app.dispatcher.serverInfo.name]: { type: 'http', url } } };
   process.stdout.write(
@@ -83,9 +128,91 @@ export async function serve(config: Config): Promise<void> {
       `pgmcp ${VERSION} serving MCP at ${url}`,
       `database: ${app.db.name} (${app.db.kind}, ${mode})`,
       '',
+      `authentication: ${required ? 'required (bearer token)' : 'off (loopback only)'}`,
+      '',
       'Client configuration (paste into your MCP client):',
       JSON.stringify(clientConfig, null, 2),
       '',
+      ...(required && (await hasNoCredentials(auth))
+        ? [
+            'No API token or user exists yet. Create the first token with:',
+            `  pgmcp token create --name admin --role admin${config.embedded.dataDir ? ` --data-dir ${config.embedded.dataDir}` : ''}`,
+            'and send it as "Authorization: Bearer <token>".',
+            '',
+          ]
+        : []),
     ].join('\n'),
   );
+}
+
+/** stdio: the caller is the local user who started pgmcp (auth.stdio / PGMCP_USER_ID …). */
+export function stdioPrincipal(config: Config): Principal {
+  const { userId, tenantId, roles, pgRole } = config.auth.stdio;
+  if (userId === null) {
+    return { kind: 'anonymous', userId: null, tenantId, roles, scopes: [], claims: {}, pgRole };
+  }
+  return { kind: 'local', userId, tenantId, roles, scopes: [], claims: {}, pgRole };
+}
+
+/** The roles the login role cannot SET ROLE to. */
+async function notMemberOf(db: Database, roles: readonly string[]): Promise<string[]> {
+  if (roles.length === 0) return [];
+  const { rows } = await db.withOwnConnection((client) =>
+    client.query<{ role: string }>(
+      `SELECT r AS role FROM unnest($1::text[]) AS r
+       WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r)
+          OR NOT pg_catalog.pg_has_role(current_user, r, 'MEMBER')`,
+      [roles],
+    ),
+  );
+  return rows.map((row) => row.role);
+}
+
+/** Tokens and users that name a PostgreSQL role the login role cannot take: said at start. */
+async function checkStoredPgRoles(
+  db: Database,
+  auth: Authenticator,
+  logger: Logger,
+): Promise<void> {
+  try {
+    const [tokens, users] = await Promise.all([
+      auth.tokens.list({ activeOnly: true }),
+      auth.users.list(),
+    ]);
+    const wanted = new Set<string>();
+    for (const t of tokens) if (t.pgRole) wanted.add(t.pgRole);
+    for (const u of users) if (u.pgRole) wanted.add(u.pgRole);
+    const missing = await notMemberOf(db, [...wanted]);
+    if (missing.length > 0) {
+      logger.warn(
+        { roles: missing },
+        'some tokens or users name PostgreSQL roles the login role is not a member of: their calls will fail until it is granted them (GRANT role TO login_role)',
+      );
+    }
+  } catch (error) {
+    logger.warn({ err: { message: (error as Error).message } }, 'could not check stored pg roles');
+  }
+}
+
+async function hasNoCredentials(auth: Authenticator): Promise<boolean> {
+  const [tokens, users] = await Promise.all([
+    auth.tokens.list({ activeOnly: true }),
+    auth.users.list(),
+  ]);
+  return tokens.length === 0 && users.length === 0;
+}
+
+/** Every tool call goes to the audit log with who made it, where, how long and how it ended. */
+function auditToolCalls(app: App, auth: Authenticator): void {
+  app.onExchange((record) => {
+    if (record.method !== 'tools/call' || !record.name) return;
+    auth.audit.toolCall({
+      principal: record.principal,
+      database: app.db.name,
+      tool: record.name,
+      durationMs: record.durationMs,
+      outcome: record.outcome === 'ok' ? 'success' : 'failure',
+      ...(record.errorCode != null ? { errorCode: String(record.errorCode) } : {}),
+    });
+  });
 }

@@ -15,6 +15,10 @@ export interface ConfigFlags {
   allowWrites?: boolean;
   logLevel?: string;
   conformance?: boolean;
+  /** --require-auth */
+  requireAuth?: boolean;
+  /** false with --no-auth */
+  auth?: boolean;
 }
 
 const HOST_PORT_HINT = 'expected [HOST:]PORT such as 8080, 0.0.0.0:8080 or [::1]:8080';
@@ -83,6 +87,15 @@ export function readFlags(flags: ConfigFlags): SourcedValue[] {
   if (flags.allowWrites !== undefined)
     set('database.allowWrites', flags.allowWrites, '--allow-writes');
   if (flags.logLevel !== undefined) set('log.level', flags.logLevel, '--log-level');
+  if (flags.requireAuth === true && flags.auth === false) {
+    throw configError(
+      'auth.required: --require-auth and --no-auth contradict each other; give one of them',
+      'auth.required',
+      '--require-auth',
+    );
+  }
+  if (flags.requireAuth === true) set('auth.required', true, '--require-auth');
+  if (flags.auth === false) set('auth.required', false, '--no-auth');
   if (flags.conformance !== undefined)
     set('server.conformance', flags.conformance, '--conformance');
   return values;

@@ -7,3 +7,4 @@ export type { ConfigFlags } from './flags.js';
 export { ENV_VARIABLES } from './env.js';
 export type { EnvVariable } from './env.js';
 export { redactConfig, redactUrl } from './redact.js';
+export { configError } from './issues.js';

@@ -80,6 +80,11 @@ describe('loadConfig defaults', () => {
       embedded: { dataDir: '/srv/app/.pgmcp/data', demo: true },
       state: { url: null },
       auth: {
+        required: null,
+        filterToolsByRole: false,
+        trustedProxies: [],
+        proxyHeaders: { userId: 'x-user-id', tenantId: 'x-tenant-id', roles: null },
+        stdio: { userId: null, tenantId: null, roles: [], pgRole: null },
         sessionTtlSeconds: 86_400,
         cacheTtlMs: 5_000,
         lockout: {
@@ -90,6 +95,7 @@ describe('loadConfig defaults', () => {
         },
       },
       audit: { database: true, file: null },
+      tools: {},
       log: { level: 'info' },
     });
   });

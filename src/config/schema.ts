@@ -152,7 +152,47 @@ const stateSchema = section({
   url: databaseUrl.default(null),
 });
 
+// A peer address or CIDR range: 10.0.0.1, 10.0.0.0/8, ::1, fd00::/8.
+const addressItem = z
+  .string({ error: 'expected a string' })
+  .regex(/^([0-9.]+|[0-9a-f:.]*:[0-9a-f:.]*)(\/\d{1,3})?$/i, {
+    error: 'expected an IP address or CIDR range such as 10.0.0.0/8 or ::1',
+  });
+
+const headerName = z
+  .string({ error: 'expected a string' })
+  .regex(/^[A-Za-z0-9-]+$/, { error: 'expected an HTTP header name such as X-User-Id' })
+  .transform((name) => name.toLowerCase());
+
+// A pgmcp role (for tools.<name>.roles, @authorize, token --role): letters, digits, _ . : -
+const roleName = z
+  .string({ error: 'expected a string' })
+  .regex(/^[A-Za-z0-9_.:-]{1,64}$/, { error: 'expected a role name such as analyst or admin' });
+
 const authSchema = section({
+  /**
+   * Whether /mcp and /api/* need a bearer token. null: yes when the HTTP server is bound to a
+   * non-loopback address (--require-auth sets true, --no-auth false).
+   */
+  required: z.boolean({ error: 'expected true, false or null' }).nullable().default(null),
+  /** Leave out of tools/resources/prompts lists what the caller may not use (seed 004). */
+  filterToolsByRole: bool().default(false),
+  /** Peers whose X-User-Id / X-Tenant-Id headers are believed (addresses or CIDR ranges). */
+  trustedProxies: stringList(addressItem).default([]),
+  proxyHeaders: section({
+    userId: headerName.default('x-user-id'),
+    tenantId: headerName.default('x-tenant-id'),
+    /** Comma-separated pgmcp roles from the proxy; null: proxy principals have no roles. */
+    roles: headerName.nullable().default(null),
+  }).prefault({}),
+  /** stdio: the caller is the local user who started pgmcp; who that is, for PostgreSQL. */
+  stdio: section({
+    userId: optionalText().default(null),
+    tenantId: optionalText().default(null),
+    roles: stringList(roleName).default([]),
+    /** A PostgreSQL role for SET LOCAL ROLE on every call (the login role must be a member). */
+    pgRole: optionalText().default(null),
+  }).prefault({}),
   /** How long a login session lasts (absolute, from login). */
   sessionTtlSeconds: intIn(60).default(86_400),
   /** How long a verified bearer token is trusted in-process before the state database is asked again. */
@@ -173,6 +213,16 @@ const auditSchema = section({
   /** Also append them, one JSON object a line, to this file; null: no file. */
   file: optionalText().default(null),
 });
+
+/** Per built-in tool settings: `tools.query_database.roles: [analyst]`. */
+const toolsSchema = z.record(
+  z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, { error: 'expected a tool name' }),
+  section({
+    /** Only callers with one of these pgmcp roles may call the tool; empty: everyone. */
+    roles: stringList(roleName).default([]),
+  }),
+  { error: 'expected a mapping of tool names to settings' },
+);
 
 const logSchema = section({
   level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
@@ -203,6 +253,7 @@ export const configSchema = z.strictObject(
     state: SECTIONS.state.prefault({}),
     auth: SECTIONS.auth.prefault({}),
     audit: SECTIONS.audit.prefault({}),
+    tools: toolsSchema.default({}),
     log: SECTIONS.log.prefault({}),
   },
   { error: 'expected a mapping of sections' },

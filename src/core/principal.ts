@@ -1,6 +1,6 @@
 /** Who is calling. Built by auth/ (or anonymous); handed to PostgreSQL transaction-locally. */
 export interface Principal {
-  readonly kind: 'anonymous' | 'token' | 'user' | 'oauth' | 'trusted-header';
+  readonly kind: 'anonymous' | 'token' | 'user' | 'oauth' | 'trusted-header' | 'local';
   readonly userId: string | null;
   readonly tenantId: string | null;
   readonly roles: readonly string[];

@@ -239,7 +239,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       tx.principal.userId ?? '',
       tx.principal.tenantId ?? '',
       JSON.stringify(tx.principal.claims),
-      options.role ?? 'none',
+      tx.principal.pgRole ?? options.role ?? 'none',
     ],
   });
 

@@ -1,5 +1,5 @@
 // WWW-Authenticate challenges (RFC 6750 §3): what a 401 or 403 tells the client to do.
-export type ChallengeKind = 'missing' | 'invalid_token' | 'insufficient_scope';
+export type ChallengeKind = 'missing' | 'invalid_request' | 'invalid_token' | 'insufficient_scope';
 
 const quoted = (value: string): string => `"${value.replace(/["\\]/g, '')}"`;
 

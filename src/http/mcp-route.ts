@@ -2,7 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { ANONYMOUS, type Principal } from '../core/principal.js';
+import type { Principal } from '../core/principal.js';
+import { principalKey } from './authenticate.js';
 import type { RequestChannel } from '../mcp/channel.js';
 import type { Dispatcher, Era } from '../mcp/dispatcher.js';
 import { checkLegacyVersionHeader, headerValue } from '../mcp/headers.js';
@@ -74,7 +75,8 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       return null;
     }
     const session = sessions.get(sessionId);
-    if (!session) {
+    // Another caller's session is as good as none: it is not confirmed to exist.
+    if (!session || session.owner !== principalKey(req.principal)) {
       sendRpcError(
         reply,
         404,
@@ -181,7 +183,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     };
     const timings = serverTimings();
     const link = linkFor(req, session, (_request, era) =>
-      channelFor(session, era, ANONYMOUS, ensureStream, transportAbort?.signal, timings),
+      channelFor(session, era, req.principal, ensureStream, transportAbort?.signal, timings),
     );
     const delivery = await deliver(dispatcher, incoming, link);
     if (delivery.kind !== 'answered') return; // only requests reach respond()
@@ -245,7 +247,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
           dispatcher,
           incoming,
           linkFor(req, session, (_request, era) =>
-            channelFor(session, era, ANONYMOUS, null, undefined),
+            channelFor(session, era, req.principal, null, undefined),
           ),
         );
         if (delivery.kind === 'refused') sendJson(reply, 400, delivery.response);
@@ -274,7 +276,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       return;
     }
     if (incoming.request.method === 'initialize') {
-      const session = sessions.create();
+      const session = sessions.create(principalKey(req.principal));
       return respond(req, reply, incoming, session, (answered) => {
         if (answered) sessions.register(session);
       });

@@ -6,6 +6,7 @@ import type { Dispatcher } from '../mcp/dispatcher.js';
 import { RpcCodes } from '../mcp/jsonrpc.js';
 import { bindSessionNotifications } from '../mcp/subscriptions.js';
 import type { Registry } from '../tools/registry.js';
+import { registerAuthentication, type HttpAuthOptions } from './authenticate.js';
 import { registerMcpRoutes } from './mcp-route.js';
 import { createOriginPolicy } from './origin.js';
 import { sendJson, sendRpcError } from './replies.js';
@@ -33,6 +34,8 @@ export interface HttpServerDeps {
   dispatcher: Dispatcher;
   registry: Registry;
   logger: Logger;
+  /** Who may call; absent: everyone is anonymous and nothing requires authentication. */
+  auth?: Omit<HttpAuthOptions, 'mcpPaths' | 'logger'>;
   health(): Promise<HealthReport>;
 }
 
@@ -82,6 +85,16 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
       return sendRpcError(reply, 403, RpcCodes.INVALID_REQUEST, `Forbidden: ${problem}`);
     }
     return undefined;
+  });
+
+  registerAuthentication(app, {
+    required: false,
+    verifier: null,
+    trustedProxies: [],
+    proxyHeaders: { userId: 'x-user-id', tenantId: 'x-tenant-id', roles: null },
+    ...deps.auth,
+    mcpPaths: paths,
+    logger,
   });
 
   app.setErrorHandler((error: FastifyError, _req, reply) => {

@@ -16,10 +16,12 @@ export interface HttpSession extends Session {
   /** Logical SSE streams by id: POST responses in progress and the GET stream. */
   readonly streams: Map<string, SseStream>;
   readonly getStream: SseStream;
+  /** Who opened it (principalKey): a session is only ever used by the caller who opened it. */
+  readonly owner: string;
 }
 
 export interface SessionStore {
-  create(): HttpSession;
+  create(owner: string): HttpSession;
   /** Make a session visible by id (after a successful initialize). */
   register(session: HttpSession): void;
   get(id: string): HttpSession | undefined;
@@ -61,7 +63,7 @@ export function createSessionStore(options: {
   sweep.unref();
 
   return {
-    create() {
+    create(owner) {
       const id = randomUUID();
       const store = new EventStore(options.eventStoreSize);
       const getStream = new SseStream(GET_STREAM_ID, store, options.keepAliveMs);
@@ -74,6 +76,7 @@ export function createSessionStore(options: {
         store,
         streams: new Map<string, SseStream>(),
         getStream,
+        owner,
       });
     },
     register(session) {

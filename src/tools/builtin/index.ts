@@ -1,6 +1,7 @@
 // The built-in tools, resources and prompts. Everything here sees the database through the
 // access policy; only query_database may write, and only where the database allows writes.
 import type { Catalog } from '../../catalog/index.js';
+import type { ToolSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
 import type { AccessPolicy } from '../access-policy.js';
 import type { Registry } from '../registry.js';
@@ -31,12 +32,21 @@ export interface BuiltinDeps {
   readResource?: ResourceReader;
   /** query_database's own settings; without them query_database is not registered. */
   queryDatabase?: Pick<QueryDatabaseOptions, 'maxPlanCost' | 'maxPlanRows' | 'signer'>;
+  /** tools.<name>.roles from the configuration: who may call each built-in tool. */
+  toolRoles?: Readonly<Record<string, readonly string[]>>;
 }
 
 export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
+  // tools.<name>.roles: only callers with one of the roles may use that tool.
+  const add = (spec: ToolSpec): void => {
+    const roles = deps.toolRoles?.[spec.name] ?? [];
+    if (roles.length > 0)
+      spec.allows = (principal) => roles.some((r) => principal.roles.includes(r));
+    registry.addTool(spec);
+  };
   const timeout = deps.limits.statementTimeoutMs;
   if (deps.queryDatabase) {
-    registry.addTool(
+    add(
       createQueryDatabaseTool(deps.db, {
         ...deps.queryDatabase,
         limits: deps.limits,
@@ -46,8 +56,8 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
       }),
     );
   }
-  registry.addTool(createGetSchemaInfoTool(deps.catalog));
-  registry.addTool(
+  add(createGetSchemaInfoTool(deps.catalog));
+  add(
     createCountRowsTool({
       db: deps.db,
       catalog: deps.catalog,
@@ -55,7 +65,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
       deniedFunctions: deps.deniedFunctions,
     }),
   );
-  registry.addTool(
+  add(
     createExecuteExplainTool({
       db: deps.db,
       catalog: deps.catalog,
@@ -64,7 +74,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
       deniedFunctions: deps.deniedFunctions,
     }),
   );
-  registry.addTool(createReadResourceTool(registry, deps.readResource ?? registryReader(registry)));
+  add(createReadResourceTool(registry, deps.readResource ?? registryReader(registry)));
 
   const { resources, templates } = createBuiltinResources({
     db: deps.db,

@@ -15,10 +15,7 @@ import { isSignedIn, run } from './invocation.js';
 import type { HandlerRow, RegistryHandlerOptions } from './types.js';
 
 /** Sets allows on a spec of a requiresAuth row (hidden from anonymous callers). */
-function gate<T extends { allows?(principal: Principal): boolean }>(
-  row: HandlerRow,
-  spec: T,
-): T {
+function gate<T extends { allows?(principal: Principal): boolean }>(row: HandlerRow, spec: T): T {
   if (row.requires_auth) spec.allows = isSignedIn;
   return spec;
 }

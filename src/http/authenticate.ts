@@ -1,0 +1,185 @@
+// Who is calling, for every request to the MCP endpoint and /api/*: a bearer token (API
+// token or login session, checked by auth/), else a trusted proxy's identity headers, else
+// anonymous. A request that needs more than it brought is answered here with 401 (and the
+// challenge) or 403, before any route runs.
+import { BlockList, isIP } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { AuthFailure } from '../auth/index.js';
+import { ANONYMOUS, type Principal } from '../core/principal.js';
+import { RpcCodes } from '../mcp/jsonrpc.js';
+import { challenge, type ChallengeKind } from './challenge.js';
+import { sendJson, sendRpcError } from './replies.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling; ANONYMOUS until the authentication hook says otherwise. */
+    principal: Principal;
+  }
+  interface FastifyContextConfig {
+    /** 'optional': anonymous callers are served even when authentication is required. */
+    auth?: 'optional' | 'required';
+    /** The caller needs one of these pgmcp roles (401 when anonymous, 403 otherwise). */
+    roles?: readonly string[];
+  }
+}
+
+/** Checks a bearer token: a principal, or why it was refused. */
+export interface BearerVerifier {
+  authenticateBearer(raw: string): Promise<Principal | AuthFailure>;
+}
+
+export interface HttpAuthOptions {
+  /** Whether callers must authenticate (/api routes marked auth: 'optional' excepted). */
+  required: boolean;
+  /** null: no state database (tokens cannot be checked; any bearer is refused). */
+  verifier: BearerVerifier | null;
+  trustedProxies: readonly string[];
+  proxyHeaders: { userId: string; tenantId: string; roles: string | null };
+  /** The MCP endpoint's paths; /api/* is guarded too. */
+  mcpPaths: readonly string[];
+  logger: Logger;
+}
+
+/** Longest bearer token accepted: ours are ~50 characters, JWTs a few kilobytes. */
+const MAX_TOKEN_LENGTH = 8192;
+const BEARER = /^Bearer +([\x21-\x7e]+)$/i;
+
+/** A stable key for "the same caller" (a legacy session belongs to the one who opened it). */
+export function principalKey(principal: Principal): string {
+  return JSON.stringify([principal.kind, principal.userId, principal.tenantId]);
+}
+
+export function registerAuthentication(app: FastifyInstance, options: HttpAuthOptions): void {
+  const { logger } = options;
+  const proxies = new BlockList();
+  for (const entry of options.trustedProxies) {
+    const [address, bits] = entry.split('/');
+    const family = isIP(address ?? '') === 6 ? 'ipv6' : 'ipv4';
+    if (bits === undefined) proxies.addAddress(address!, family);
+    else proxies.addSubnet(address!, Number(bits), family);
+  }
+  const trusted = (address: string | undefined): boolean => {
+    if (!address || options.trustedProxies.length === 0) return false;
+    const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+    return proxies.check(v4, isIP(v4) === 6 ? 'ipv6' : 'ipv4');
+  };
+  let warnedSpoof = false;
+
+  const refuse = (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    status: 401 | 403,
+    kind: ChallengeKind,
+    message: string,
+  ): FastifyReply => {
+    reply.header('www-authenticate', challenge(kind, kind === 'missing' ? undefined : message));
+    if (isApi(req)) return sendJson(reply, status, { error: message });
+    return sendRpcError(reply, status, RpcCodes.AUTH_REQUIRED, message);
+  };
+
+  const fromProxy = (req: FastifyRequest): Principal | null => {
+    const { userId, tenantId, roles } = options.proxyHeaders;
+    const user = headerText(req.headers[userId]);
+    if (user === undefined) return null;
+    if (!trusted(req.socket.remoteAddress)) {
+      // Anyone can send the header; only a configured proxy is believed.
+      const log = warnedSpoof ? logger.debug.bind(logger) : logger.warn.bind(logger);
+      warnedSpoof = true;
+      log(
+        { peer: req.socket.remoteAddress, header: userId },
+        'identity header from a peer that is not in auth.trustedProxies: ignored',
+      );
+      return null;
+    }
+    const roleList = roles ? (headerText(req.headers[roles]) ?? '') : '';
+    return {
+      kind: 'trusted-header',
+      userId: user,
+      tenantId: headerText(req.headers[tenantId]) ?? null,
+      roles: roleList
+        .split(',')
+        .map((r) => r.trim())
+        .filter(Boolean),
+      scopes: [],
+      claims: {},
+    };
+  };
+
+  const isApi = (req: FastifyRequest): boolean => (req.routeOptions.url ?? '').startsWith('/api/');
+  const guarded = (req: FastifyRequest): boolean => {
+    const route = req.routeOptions.url ?? '';
+    return options.mcpPaths.includes(route) || route.startsWith('/api/');
+  };
+
+  app.decorateRequest('principal', null as unknown as Principal);
+  app.addHook('onRequest', async (req, reply) => {
+    req.principal = ANONYMOUS;
+    if (!guarded(req)) return;
+    const config = req.routeOptions.config;
+    const query = req.query as Record<string, unknown> | undefined;
+    if (query && typeof query === 'object' && 'access_token' in query) {
+      return refuse(
+        req,
+        reply,
+        401,
+        'invalid_request',
+        'Send the token in the Authorization header, never in the URL.',
+      );
+    }
+    const header = req.headers.authorization;
+    let principal: Principal = ANONYMOUS;
+    if (header !== undefined) {
+      const match = header.length <= MAX_TOKEN_LENGTH + 7 ? BEARER.exec(header) : null;
+      if (!match) {
+        return refuse(
+          req,
+          reply,
+          401,
+          'invalid_request',
+          'The Authorization header must be "Bearer <token>".',
+        );
+      }
+      const verdict = options.verifier
+        ? await options.verifier.authenticateBearer(match[1]!)
+        : { reason: 'unknown' as const };
+      if ('reason' in verdict) {
+        return refuse(
+          req,
+          reply,
+          401,
+          'invalid_token',
+          'The bearer token is not valid (unknown, expired or revoked).',
+        );
+      }
+      principal = verdict;
+    } else {
+      principal = fromProxy(req) ?? ANONYMOUS;
+    }
+    req.principal = principal;
+    const anonymous = principal.kind === 'anonymous';
+    const optional = config.auth === 'optional';
+    if (anonymous && !optional && (options.required || config.auth === 'required')) {
+      return refuse(req, reply, 401, 'missing', 'Authentication required: send a bearer token.');
+    }
+    const roles = config.roles;
+    if (roles && roles.length > 0 && !roles.some((role) => principal.roles.includes(role))) {
+      if (anonymous) {
+        return refuse(req, reply, 401, 'missing', 'Authentication required: send a bearer token.');
+      }
+      return refuse(
+        req,
+        reply,
+        403,
+        'insufficient_scope',
+        `Forbidden: this needs one of the roles ${roles.join(', ')}.`,
+      );
+    }
+    return undefined;
+  });
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  const first = (Array.isArray(value) ? value[0] : value)?.trim();
+  return first ? first : undefined;
+}
