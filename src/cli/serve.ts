@@ -6,7 +6,7 @@ import { isLoopbackAddress } from '../http/origin.js';
 import { createHttpServer } from '../http/server.js';
 import { startStdioServer } from '../mcp/stdio.js';
 import { bindSessionNotifications } from '../mcp/subscriptions.js';
-import { createApp } from './app.js';
+import { createApp, type AppExtension } from './app.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
 
@@ -14,9 +14,10 @@ export function printConfig(config: Config): void {
   process.stdout.write(YAML.stringify(redactConfig(config)));
 }
 
-export async function serve(config: Config): Promise<void> {
+/** `extension`: test compositions only (the conformance fixture server). */
+export async function serve(config: Config, extension?: AppExtension): Promise<void> {
   const logger = createLogger(config.log.level);
-  const app = await createApp(config, logger);
+  const app = await createApp(config, logger, extension);
   let stopping = false;
   const stop = async (code: number, why: string): Promise<void> => {
     if (stopping) return;

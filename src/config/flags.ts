@@ -14,7 +14,6 @@ export interface ConfigFlags {
   dataDir?: string;
   allowWrites?: boolean;
   logLevel?: string;
-  conformance?: boolean;
 }
 
 const HOST_PORT_HINT = 'expected [HOST:]PORT such as 8080, 0.0.0.0:8080 or [::1]:8080';
@@ -83,7 +82,5 @@ export function readFlags(flags: ConfigFlags): SourcedValue[] {
   if (flags.allowWrites !== undefined)
     set('database.allowWrites', flags.allowWrites, '--allow-writes');
   if (flags.logLevel !== undefined) set('log.level', flags.logLevel, '--log-level');
-  if (flags.conformance !== undefined)
-    set('server.conformance', flags.conformance, '--conformance');
   return values;
 }

@@ -38,7 +38,6 @@ describe('loadConfig defaults', () => {
         name: null,
         instructions: null,
         toolDescriptionSuffix: null,
-        conformance: false,
         stateSecret: null,
       },
       transport: 'http',
@@ -198,7 +197,6 @@ describe('precedence: flags > env > file > defaults', () => {
         '  name: shop',
         '  instructions: Use read-only SQL.',
         '  toolDescriptionSuffix: (shop db)',
-        '  conformance: true',
         '  stateSecret: 0123456789abcdef',
         'transport: stdio',
         'http:',
@@ -218,7 +216,6 @@ describe('precedence: flags > env > file > defaults', () => {
       name: 'shop',
       instructions: 'Use read-only SQL.',
       toolDescriptionSuffix: '(shop db)',
-      conformance: true,
       stateSecret: '0123456789abcdef',
     });
     expect(config.transport).toBe('stdio');

@@ -53,17 +53,6 @@ export interface CallContext {
    * Rejects with CAPABILITY_MISSING if the client did not declare what a request needs.
    */
   requestInput<K extends string>(requests: Record<K, InputRequest>): Promise<Record<K, unknown>>;
-  /**
-   * Modern era: true when this run continues an input-required exchange whose requestState
-   * came back intact (a tampered state never reaches the handler). False otherwise.
-   */
-  readonly resumedFromState: boolean;
-  /**
-   * Legacy Streamable HTTP: end the response connection now (after a `retry` hint) while the
-   * call keeps running; the client resumes with GET + Last-Event-ID and receives the rest.
-   * Returns false where that is impossible (stdio, the modern era).
-   */
-  disconnectStream(retryMs?: number): boolean;
 }
 
 export interface ToolAnnotations {

@@ -6,7 +6,7 @@ import type { ToolResult } from '../core/content.js';
 import type { Principal } from '../core/principal.js';
 import { LOG_LEVELS, type CallContext, type LogLevel, type ToolSpec } from '../core/specs.js';
 import type { Registry } from '../tools/registry.js';
-import { buildContext, progressTokenOf } from './call-context.js';
+import { buildContext, progressTokenOf, type ContextExtender } from './call-context.js';
 import type { Exchange } from './exchange.js';
 import {
   InputRequiredSignal,
@@ -30,6 +30,8 @@ export interface FeatureOptions {
   pageSize?: number;
   /** ttlMs hint on modern-era lists and reads. */
   listTtlMs?: number;
+  /** Test compositions only (the conformance fixture server): see ContextInput.extend. */
+  extendContext?: ContextExtender;
 }
 
 export interface RequestScope {
@@ -177,6 +179,7 @@ export function createFeatures(options: FeatureOptions): Features {
       clientCapabilities: scope.clientCapabilities,
       requestInput: round ? modernRequestInput(round, scope.clientCapabilities) : undefined,
       round: round?.round,
+      extend: options.extendContext,
     });
     try {
       return { value: await body(built.ctx) };
