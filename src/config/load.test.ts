@@ -293,6 +293,13 @@ describe('file errors', () => {
     );
   });
 
+  it('has no server.conformance any more (the fixtures live in the test-only fixture server)', () => {
+    const path = file('server:\n  conformance: true\n');
+    expect(failure(() => load({ config: path })).message).toContain(
+      'server: unknown key "conformance"',
+    );
+  });
+
   it('rejects a section that is not a mapping', () => {
     const path = file('http: 8080\n');
     expect(failure(() => load({ config: path }, { PGMCP_HTTP_HOST: 'h' })).message).toBe(
