@@ -2,9 +2,9 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { createDatabase, type Database } from '../db/database.js';
+import type { ContextExtender } from '../mcp/call-context.js';
 import { createDispatcher, type Dispatcher } from '../mcp/dispatcher.js';
 import { createSigner } from '../core/signed.js';
-import { registerConformanceFixtures } from '../tools/conformance/index.js';
 import { createCatalog } from '../catalog/index.js';
 import { createAccessPolicy } from '../tools/access-policy.js';
 import { registerBuiltins } from '../tools/builtin/index.js';
@@ -34,7 +34,22 @@ export interface App {
   close(): Promise<void>;
 }
 
-export async function createApp(config: Config, logger: Logger): Promise<App> {
+/**
+ * What a test composition adds to the app (the conformance fixture server,
+ * test/conformance/serve.ts). pgmcp itself never passes one.
+ */
+export interface AppExtension {
+  /** Registers more tools, resources and prompts, after the built-ins and the routines. */
+  register?(registry: Registry): void;
+  /** Adds to the CallContext of every call (see ContextInput.extend in mcp/call-context.ts). */
+  extendContext?: ContextExtender;
+}
+
+export async function createApp(
+  config: Config,
+  logger: Logger,
+  extension?: AppExtension,
+): Promise<App> {
   const db = await createDatabase(
     {
       url: config.database.url,
@@ -134,7 +149,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
     installTrigger: false,
     onChange: (reason) => live.reload(reason).then(() => undefined),
   });
-  if (config.server.conformance) registerConformanceFixtures(registry);
+  extension?.register?.(registry);
   const shutdown = new AbortController();
   const exchangeListeners = new Set<(record: ExchangeRecord) => void>();
   const dispatcher = createDispatcher({
@@ -150,6 +165,7 @@ export async function createApp(config: Config, logger: Logger): Promise<App> {
       exchangeLog?.record(record);
       for (const listener of exchangeListeners) listener(record);
     },
+    extendContext: extension?.extendContext,
   });
   return {
     config,

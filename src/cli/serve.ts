@@ -11,7 +11,7 @@ import { openAuth, type Authenticator } from '../auth/index.js';
 import { configError } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/database.js';
-import { createApp, type App } from './app.js';
+import { createApp, type App, type AppExtension } from './app.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
 
@@ -19,9 +19,10 @@ export function printConfig(config: Config): void {
   process.stdout.write(YAML.stringify(redactConfig(config)));
 }
 
-export async function serve(config: Config): Promise<void> {
+/** `extension`: test compositions only (the conformance fixture server). */
+export async function serve(config: Config, extension?: AppExtension): Promise<void> {
   const logger = createLogger(config.log.level);
-  const app = await createApp(config, logger);
+  const app = await createApp(config, logger, extension);
   let stopping = false;
   const stop = async (code: number, why: string): Promise<void> => {
     if (stopping) return;

@@ -94,7 +94,7 @@ describe('readEnv', () => {
       PGMCP_DEMO: '0',
       PGMCP_HTTP_ALLOWED_ORIGINS: 'https://a.example, ,https://b.example',
       PGMCP_MAX_ROWS: '12abc',
-      PGMCP_CONFORMANCE: 'maybe',
+      PGMCP_SHOW_QUERY_TEXT: 'maybe',
     });
     const byKey = Object.fromEntries(values.map((value) => [value.key, value.value]));
     expect(byKey).toEqual({
@@ -103,7 +103,7 @@ describe('readEnv', () => {
       'embedded.demo': false,
       'http.allowedOrigins': ['https://a.example', 'https://b.example'],
       'database.maxRows': '12abc',
-      'server.conformance': 'maybe',
+      'database.showQueryText': 'maybe',
     });
   });
 

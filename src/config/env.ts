@@ -49,7 +49,6 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'server.name', env: 'PGMCP_SERVER_NAME', kind: 'string' },
   { key: 'server.instructions', env: 'PGMCP_INSTRUCTIONS', kind: 'string' },
   { key: 'server.toolDescriptionSuffix', env: 'PGMCP_TOOL_DESCRIPTION_SUFFIX', kind: 'string' },
-  { key: 'server.conformance', env: 'PGMCP_CONFORMANCE', kind: 'bool' },
   { key: 'server.stateSecret', env: 'PGMCP_STATE_SECRET', kind: 'string' },
   { key: 'transport', env: 'PGMCP_TRANSPORT', kind: 'string' },
   { key: 'http.host', env: 'PGMCP_HTTP_HOST', kind: 'string' },

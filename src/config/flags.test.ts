@@ -58,7 +58,6 @@ describe('readFlags', () => {
       dataDir: 'data',
       allowWrites: true,
       logLevel: 'debug',
-      conformance: false,
       config: 'ignored-here.yaml',
     });
     expect(values.map(({ key, value, source }) => [key, value, source])).toEqual([
@@ -69,7 +68,6 @@ describe('readFlags', () => {
       ['embedded.dataDir', 'data', '--data-dir'],
       ['database.allowWrites', true, '--allow-writes'],
       ['log.level', 'debug', '--log-level'],
-      ['server.conformance', false, '--conformance'],
     ]);
   });
 

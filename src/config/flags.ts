@@ -14,7 +14,6 @@ export interface ConfigFlags {
   dataDir?: string;
   allowWrites?: boolean;
   logLevel?: string;
-  conformance?: boolean;
   /** --require-auth */
   requireAuth?: boolean;
   /** false with --no-auth */
@@ -96,7 +95,5 @@ export function readFlags(flags: ConfigFlags): SourcedValue[] {
   }
   if (flags.requireAuth === true) set('auth.required', true, '--require-auth');
   if (flags.auth === false) set('auth.required', false, '--no-auth');
-  if (flags.conformance !== undefined)
-    set('server.conformance', flags.conformance, '--conformance');
   return values;
 }

@@ -94,7 +94,10 @@ describe('file values', () => {
     ['http:\n  allowedHosts: h\n', 'http.allowedHosts: expected a list of strings, got "h"'],
     ['http:\n  host: ""\n', 'http.host: expected a non-empty string, got ""'],
     ['server:\n  name: 5\n', 'server.name: expected a string or null, got 5'],
-    ['server:\n  conformance: "yes"\n', 'server.conformance: expected true or false, got "yes"'],
+    [
+      'database:\n  showQueryText: "yes"\n',
+      'database.showQueryText: expected true or false, got "yes"',
+    ],
     ['embedded:\n  demo: 1\n', 'embedded.demo: expected true or false, got 1'],
     [
       'log:\n  level: verbose\n',

@@ -38,7 +38,6 @@ describe('loadConfig defaults', () => {
         name: null,
         instructions: null,
         toolDescriptionSuffix: null,
-        conformance: false,
         stateSecret: null,
       },
       transport: 'http',
@@ -216,7 +215,6 @@ describe('precedence: flags > env > file > defaults', () => {
         '  name: shop',
         '  instructions: Use read-only SQL.',
         '  toolDescriptionSuffix: (shop db)',
-        '  conformance: true',
         '  stateSecret: 0123456789abcdef',
         'transport: stdio',
         'http:',
@@ -236,7 +234,6 @@ describe('precedence: flags > env > file > defaults', () => {
       name: 'shop',
       instructions: 'Use read-only SQL.',
       toolDescriptionSuffix: '(shop db)',
-      conformance: true,
       stateSecret: '0123456789abcdef',
     });
     expect(config.transport).toBe('stdio');
@@ -311,6 +308,13 @@ describe('file errors', () => {
     );
     expect(failure(() => load({ config: file('database:\n  max_rows: 5\n') })).message).toContain(
       'database: unknown key "max_rows"',
+    );
+  });
+
+  it('has no server.conformance any more (the fixtures live in the test-only fixture server)', () => {
+    const path = file('server:\n  conformance: true\n');
+    expect(failure(() => load({ config: path })).message).toContain(
+      'server: unknown key "conformance"',
     );
   });
 

@@ -71,7 +71,6 @@ const serverSchema = section({
   name: optionalText().default(null),
   instructions: optionalText().default(null),
   toolDescriptionSuffix: optionalText().default(null),
-  conformance: bool().default(false),
   stateSecret: optionalText().default(null),
 });
 

@@ -54,17 +54,6 @@ export interface CallContext {
    */
   requestInput<K extends string>(requests: Record<K, InputRequest>): Promise<Record<K, unknown>>;
   /**
-   * Modern era: true when this run continues an input-required exchange whose requestState
-   * came back intact (a tampered state never reaches the handler). False otherwise.
-   */
-  readonly resumedFromState: boolean;
-  /**
-   * Legacy Streamable HTTP: end the response connection now (after a `retry` hint) while the
-   * call keeps running; the client resumes with GET + Last-Event-ID and receives the rest.
-   * Returns false where that is impossible (stdio, the modern era).
-   */
-  disconnectStream(retryMs?: number): boolean;
-  /**
    * Report how long one stage of the call took (query_database: parse, policy, plan,
    * confirm, run, format), for a Server-Timing header and the debug log. Optional.
    */

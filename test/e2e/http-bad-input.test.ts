@@ -42,8 +42,9 @@ describe.skipIf(!pg)('HTTP: bad input gets its proper error, and the server keep
   }
 
   beforeAll(async () => {
-    server = await startHttpServer(['--database', pg!.url, '--conformance'], {
+    server = await startHttpServer(['--database', pg!.url], {
       env: serverEnv({ PGMCP_HTTP_BODY_LIMIT_BYTES: String(BODY_LIMIT) }),
+      fixtures: true,
     });
     url = server.url;
     session = (await rawInitialize(url)).headers;

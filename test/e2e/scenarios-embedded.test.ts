@@ -37,11 +37,12 @@ describe('e2e scenarios on the embedded database', () => {
     await prepareDataDir(httpDir, schema);
     cpSync(httpDir, stdioDir, { recursive: true });
     const env = serverEnv({ TZ: 'Asia/Tokyo', PGMCP_LOG_LEVEL: 'info', PGMCP_DEMO: 'false' });
-    const http = await startHttpServer(['--data-dir', httpDir, '--conformance'], { env });
+    const http = await startHttpServer(['--data-dir', httpDir], { env, fixtures: true });
     return {
       deployment: {
         httpUrl: () => http.url,
-        stdioArgs: ['--data-dir', stdioDir, '--conformance'],
+        stdioArgs: ['--data-dir', stdioDir],
+        fixtures: true,
         env,
       },
       target: {

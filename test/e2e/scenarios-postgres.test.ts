@@ -12,13 +12,15 @@ describe.skipIf(!pg)('e2e scenarios on PostgreSQL', () => {
     const info = pg!;
     const fixture = await createFixtureSchema(info, 'pgmcp_e2e');
     const env = serverEnv({ TZ: 'Asia/Tokyo', PGMCP_LOG_LEVEL: 'info' });
-    const args = ['--database', info.url, '--conformance'];
-    const http = await startHttpServer(args, { env }).catch(async (error: unknown) => {
-      await fixture.drop();
-      throw error;
-    });
+    const args = ['--database', info.url];
+    const http = await startHttpServer(args, { env, fixtures: true }).catch(
+      async (error: unknown) => {
+        await fixture.drop();
+        throw error;
+      },
+    );
     return {
-      deployment: { httpUrl: () => http.url, stdioArgs: args, env },
+      deployment: { httpUrl: () => http.url, stdioArgs: args, fixtures: true, env },
       target: {
         kind: 'postgres',
         schema: fixture.name,

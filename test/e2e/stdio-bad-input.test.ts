@@ -16,8 +16,9 @@ describe('stdio: bad input gets an error and the server keeps serving', () => {
   }
 
   beforeAll(async () => {
-    peer = spawnStdio(['--database', NO_DATABASE, '--conformance'], {
+    peer = spawnStdio(['--database', NO_DATABASE], {
       env: serverEnv({ PGMCP_LOG_LEVEL: 'debug' }),
+      fixtures: true,
     });
     const init = await peer.request('init', 'initialize', {
       protocolVersion: '2025-11-25',

@@ -19,7 +19,7 @@ import {
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import type { Readable } from 'node:stream';
 import { REPO_ROOT } from './postgres.js';
-import { pgmcpCommand, tail } from './server.js';
+import { serveScript, tail } from './server.js';
 
 export type TransportKind = 'stdio' | 'http';
 export type Era = 'legacy' | 'modern';
@@ -94,6 +94,8 @@ export interface Deployment {
   httpUrl(): string;
   /** Arguments after `pgmcp serve --stdio` for a stdio server of this deployment. */
   stdioArgs: string[];
+  /** Stdio servers are the conformance fixture server (same arguments) instead of `pgmcp serve`. */
+  fixtures?: boolean;
   env: Record<string, string>;
 }
 
@@ -217,7 +219,8 @@ function legacyConnector(transportKind: TransportKind, version: string): Connect
       let transport: LegacyStdioTransport | LegacyHttpTransport;
       if (transportKind === 'stdio') {
         const stdio = new LegacyStdioTransport({
-          ...pgmcpCommand(['serve', '--stdio', ...deployment.stdioArgs]),
+          command: process.execPath,
+          args: serveScript(['--stdio', ...deployment.stdioArgs], deployment.fixtures),
           env: deployment.env,
           cwd: REPO_ROOT,
           stderr: 'pipe',
@@ -296,7 +299,8 @@ function modernConnector(transportKind: TransportKind): Connector {
       let transport: ModernStdioTransport | ModernHttpTransport;
       if (transportKind === 'stdio') {
         const stdio = new ModernStdioTransport({
-          ...pgmcpCommand(['serve', '--stdio', ...deployment.stdioArgs]),
+          command: process.execPath,
+          args: serveScript(['--stdio', ...deployment.stdioArgs], deployment.fixtures),
           env: deployment.env,
           cwd: REPO_ROOT,
           stderr: 'pipe',

@@ -1,5 +1,6 @@
-// Spawning the BUILT server (bin/pgmcp → dist/) the way users run it, and talking to it over
-// raw HTTP or raw stdio when a test needs to see the wire itself.
+// Spawning the BUILT server (bin/pgmcp → dist/) the way users run it, or the conformance fixture
+// server (`pgmcp serve` plus the fixtures, compiled by `npm run conformance:build`), and talking
+// to it over raw HTTP or raw stdio when a test needs to see the wire itself.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { existsSync } from 'node:fs';
@@ -8,6 +9,15 @@ import { createInterface } from 'node:readline';
 import { REPO_ROOT } from './postgres.js';
 
 export const PGMCP_BIN = join(REPO_ROOT, 'bin', 'pgmcp');
+/** test/conformance/serve.ts as `npm run conformance:build` compiles it. */
+export const FIXTURE_SERVER = join(
+  REPO_ROOT,
+  '.tmp',
+  'conformance-server',
+  'test',
+  'conformance',
+  'serve.js',
+);
 
 if (!existsSync(join(REPO_ROOT, 'dist', 'cli', 'main.js'))) {
   throw new Error('dist/ is missing: run `npm run build` before the e2e suites.');
@@ -26,9 +36,18 @@ export function serverEnv(extra: Record<string, string> = {}): Record<string, st
   return { ...env, ...extra };
 }
 
-/** The command line that runs the built CLI: for the SDK's StdioClientTransport. */
-export function pgmcpCommand(args: string[]): { command: string; args: string[] } {
-  return { command: process.execPath, args: [PGMCP_BIN, ...args] };
+/**
+ * What Node runs for `pgmcp serve <args>`, or with `fixtures` for the conformance fixture server,
+ * which takes the same options.
+ */
+export function serveScript(args: string[], fixtures = false): string[] {
+  if (!fixtures) return [PGMCP_BIN, 'serve', ...args];
+  if (!existsSync(FIXTURE_SERVER)) {
+    throw new Error(
+      'the conformance fixture server is missing: run `npm run conformance:build` (npm test does).',
+    );
+  }
+  return [FIXTURE_SERVER, ...args];
 }
 
 export interface Exit {
@@ -52,7 +71,14 @@ export function spawnPgmcp(
   args: string[],
   options: { env?: Record<string, string>; stdin?: 'pipe' | 'ignore' } = {},
 ): Spawned {
-  const child = spawn(process.execPath, [PGMCP_BIN, ...args], {
+  return spawnNode([PGMCP_BIN, ...args], options);
+}
+
+function spawnNode(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: 'pipe' | 'ignore' },
+): Spawned {
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: options.env ?? serverEnv(),
     stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
@@ -99,12 +125,17 @@ export interface HttpServer extends Spawned {
   readonly origin: string;
 }
 
-/** `pgmcp serve --http 127.0.0.1:0 <args>`; resolves with the URL it printed on stdout. */
+/**
+ * `pgmcp serve --http 127.0.0.1:0 <args>` (with `fixtures`: the conformance fixture server);
+ * resolves with the URL it printed on stdout.
+ */
 export async function startHttpServer(
   args: string[],
-  options: { env?: Record<string, string>; startTimeoutMs?: number } = {},
+  options: { env?: Record<string, string>; startTimeoutMs?: number; fixtures?: boolean } = {},
 ): Promise<HttpServer> {
-  const spawned = spawnPgmcp(['serve', '--http', '127.0.0.1:0', ...args], { env: options.env });
+  const spawned = spawnNode(serveScript(['--http', '127.0.0.1:0', ...args], options.fixtures), {
+    env: options.env,
+  });
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       spawned.process.kill('SIGKILL');
@@ -313,11 +344,15 @@ export interface StdioPeer extends Spawned {
   request(id: string | number, method: string, params?: Record<string, unknown>): Promise<any>;
 }
 
+/** `pgmcp serve --stdio <args>` (with `fixtures`: the conformance fixture server). */
 export function spawnStdio(
   args: string[],
-  options: { env?: Record<string, string> } = {},
+  options: { env?: Record<string, string>; fixtures?: boolean } = {},
 ): StdioPeer {
-  const spawned = spawnPgmcp(['serve', '--stdio', ...args], { env: options.env, stdin: 'pipe' });
+  const spawned = spawnNode(serveScript(['--stdio', ...args], options.fixtures), {
+    env: options.env,
+    stdin: 'pipe',
+  });
   const lines: string[] = [];
   const messages: unknown[] = [];
   const consumed = new Set<number>();

@@ -310,9 +310,7 @@ function suite(label: string, start: () => Promise<Setup>): void {
       const secret = tools.get('secret_number')!;
       expect(secret.allows?.(USER)).toBe(true);
       expect(secret.allows?.(viewer)).toBe(false);
-      expect(secret.allows?.({ ...USER, kind: 'anonymous', userId: null, roles: [] })).toBe(
-        false,
-      );
+      expect(secret.allows?.({ ...USER, kind: 'anonymous', userId: null, roles: [] })).toBe(false);
       expect(tools.get('add_numbers')!.allows).toBeUndefined();
     });
 

@@ -5,7 +5,7 @@ import type { Principal } from '../../core/principal.js';
 import type { CallContext, LogLevel } from '../../core/specs.js';
 import type { Signer } from '../../core/signed.js';
 import type { Registry } from '../../tools/registry.js';
-import { buildContext, progressTokenOf } from '../call-context.js';
+import { buildContext, progressTokenOf, type ContextExtender } from '../call-context.js';
 import type { RequestChannel } from '../channel.js';
 import { authRequired, forbidden, protocolErrorOf } from '../errors.js';
 import {
@@ -31,6 +31,8 @@ export interface FeatureOptions {
    * is listed, so an agent can find it and be asked to authenticate, and use is checked.
    */
   filterByAccess?: boolean;
+  /** Test compositions only (the conformance fixture server): adds to each CallContext. */
+  extendContext?: ContextExtender;
 }
 
 export interface RequestScope {
@@ -142,6 +144,7 @@ export function createShared(options: FeatureOptions): Shared {
         clientCapabilities: scope.clientCapabilities,
         requestInput: round ? modernRequestInput(round, scope.clientCapabilities) : undefined,
         round: round?.round,
+        extend: options.extendContext,
       });
       try {
         return { value: await body(built.ctx) };

@@ -1,0 +1,75 @@
+// The options and actions of pgmcp's commands. main.ts assembles them into the program; the
+// conformance fixture server (test/conformance/serve.ts) reuses `serve`'s with an AppExtension.
+import { Option, type Command } from 'commander';
+import { isAppError } from '../core/errors.js';
+import { loadConfig, type Config, type ConfigFlags } from '../config/index.js';
+import type { AppExtension } from './app.js';
+import { printConfig, serve } from './serve.js';
+
+export interface CommonOptions extends ConfigFlags {
+  printConfig?: boolean;
+}
+
+export function configFrom(options: CommonOptions): Config {
+  const flags: ConfigFlags = {
+    config: options.config,
+    stdio: options.stdio,
+    http: options.http,
+    database: options.database,
+    dataDir: options.dataDir,
+    allowWrites: options.allowWrites,
+    logLevel: options.logLevel,
+    requireAuth: options.requireAuth,
+    auth: options.auth,
+  };
+  return loadConfig({ flags, env: process.env, cwd: process.cwd() });
+}
+
+export function fail(error: unknown): never {
+  if (isAppError(error) && (error.category === 'config' || error.category === 'unavailable')) {
+    process.stderr.write(`pgmcp: ${error.message}\n`);
+    process.exit(error.category === 'config' ? 2 : 1);
+  }
+  process.stderr.write(`pgmcp: ${(error as Error)?.message ?? String(error)}\n`);
+  process.exit(1);
+}
+
+/** The options every command takes. */
+export const common = (command: Command): Command =>
+  command
+    .option('--config <file>', 'YAML configuration file')
+    .option('--database <url>', 'PostgreSQL URL (default: the embedded database)')
+    .option('--data-dir <dir>', 'data directory of the embedded database')
+    .option('--allow-writes', 'allow statements that write (default: read-only)')
+    .addOption(
+      new Option('--log-level <level>', 'log level').choices([
+        'trace',
+        'debug',
+        'info',
+        'warn',
+        'error',
+        'fatal',
+        'silent',
+      ]),
+    );
+
+/** `serve`'s options and action on `command`; `extension` is for test compositions only. */
+export function defineServe(command: Command, extension?: AppExtension): Command {
+  return common(
+    command
+      .option('--stdio', 'serve on stdin/stdout (for desktop MCP clients)')
+      .option('--http [hostport]', 'serve Streamable HTTP on [HOST:]PORT (default 127.0.0.1:8080)')
+      .option('--require-auth', 'require a bearer token even on a loopback address')
+      .option('--no-auth', 'serve without authentication, even beyond loopback (warned)')
+      .option('--print-config', 'print the effective configuration (secrets redacted) and exit'),
+  ).action(async (options: Omit<CommonOptions, 'http'> & { http?: string | boolean }) => {
+    try {
+      const http = options.http === true ? '127.0.0.1:8080' : options.http || undefined;
+      const config = configFrom({ ...options, http });
+      if (options.printConfig) return printConfig(config);
+      await serve(config, extension);
+    } catch (error) {
+      fail(error);
+    }
+  });
+}
