@@ -21,6 +21,8 @@ function configFrom(options: CommonOptions): Config {
     allowWrites: options.allowWrites,
     logLevel: options.logLevel,
     conformance: options.conformance,
+    tlsCert: options.tlsCert,
+    tlsKey: options.tlsKey,
   };
   return loadConfig({ flags, env: process.env, cwd: process.cwd() });
 }
@@ -64,6 +66,8 @@ common(
     .option('--stdio', 'serve on stdin/stdout (for desktop MCP clients)')
     .option('--http [hostport]', 'serve Streamable HTTP on [HOST:]PORT (default 127.0.0.1:8080)')
     .option('--conformance', 'add the fixtures the MCP conformance suite calls')
+    .option('--tls-cert <file>', 'serve HTTPS with this PEM certificate (needs --tls-key)')
+    .option('--tls-key <file>', 'private key (PEM) of the --tls-cert certificate')
     .option('--print-config', 'print the effective configuration (secrets redacted) and exit'),
 ).action(async (options: Omit<CommonOptions, 'http'> & { http?: string | boolean }) => {
   try {

@@ -4,6 +4,7 @@ import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import { isLoopbackAddress } from '../http/origin.js';
 import { createHttpServer } from '../http/server.js';
+import { loadTlsMaterial } from '../http/tls.js';
 import { startStdioServer } from '../mcp/stdio.js';
 import { bindSessionNotifications } from '../mcp/subscriptions.js';
 import { createApp } from './app.js';
@@ -16,6 +17,8 @@ export function printConfig(config: Config): void {
 
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.log.level);
+  // Read before the database starts, so a bad certificate path fails fast (exit 2).
+  const tls = config.transport === 'http' ? loadTlsMaterial(config.http.tls) : null;
   const app = await createApp(config, logger);
   let stopping = false;
   const stop = async (code: number, why: string): Promise<void> => {
@@ -61,6 +64,7 @@ export async function serve(config: Config): Promise<void> {
     registry: app.registry,
     logger,
     health: () => app.db.health(),
+    edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
   });
   closeAll = async () => {
     app.shutdown.abort();

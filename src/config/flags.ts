@@ -15,6 +15,9 @@ export interface ConfigFlags {
   allowWrites?: boolean;
   logLevel?: string;
   conformance?: boolean;
+  /** PEM files that turn HTTPS on (http.tls.cert / http.tls.key). */
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 const HOST_PORT_HINT = 'expected [HOST:]PORT such as 8080, 0.0.0.0:8080 or [::1]:8080';
@@ -85,5 +88,7 @@ export function readFlags(flags: ConfigFlags): SourcedValue[] {
   if (flags.logLevel !== undefined) set('log.level', flags.logLevel, '--log-level');
   if (flags.conformance !== undefined)
     set('server.conformance', flags.conformance, '--conformance');
+  if (flags.tlsCert !== undefined) set('http.tls.cert', flags.tlsCert, '--tls-cert');
+  if (flags.tlsKey !== undefined) set('http.tls.key', flags.tlsKey, '--tls-key');
   return values;
 }

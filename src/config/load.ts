@@ -38,6 +38,9 @@ export function loadConfig(input: LoadConfigInput): Config {
   }
   const config = result.data;
   config.embedded.dataDir = resolve(cwd, config.embedded.dataDir);
+  const { tls } = config.http;
+  if (tls.cert !== null) tls.cert = resolve(cwd, tls.cert);
+  if (tls.key !== null) tls.key = resolve(cwd, tls.key);
   return config;
 }
 

@@ -45,6 +45,8 @@ export function redactConfig(config: Config): unknown {
       ...config.http,
       allowedOrigins: [...config.http.allowedOrigins],
       allowedHosts: [...config.http.allowedHosts],
+      tls: { ...config.http.tls },
+      cors: { origins: [...config.http.cors.origins] },
     },
     database: {
       ...config.database,
@@ -52,5 +54,10 @@ export function redactConfig(config: Config): unknown {
     },
     embedded: { ...config.embedded },
     log: { ...config.log },
+    rateLimit: {
+      ...config.rateLimit,
+      routes: { ...config.rateLimit.routes },
+      redis: config.rateLimit.redis === null ? null : redactUrl(config.rateLimit.redis),
+    },
   };
 }
