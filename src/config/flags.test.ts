@@ -60,6 +60,8 @@ describe('readFlags', () => {
       logLevel: 'debug',
       conformance: false,
       config: 'ignored-here.yaml',
+      tlsCert: 'cert.pem',
+      tlsKey: 'key.pem',
     });
     expect(values.map(({ key, value, source }) => [key, value, source])).toEqual([
       ['transport', 'http', '--http'],
@@ -70,6 +72,8 @@ describe('readFlags', () => {
       ['database.allowWrites', true, '--allow-writes'],
       ['log.level', 'debug', '--log-level'],
       ['server.conformance', false, '--conformance'],
+      ['http.tls.cert', 'cert.pem', '--tls-cert'],
+      ['http.tls.key', 'key.pem', '--tls-key'],
     ]);
   });
 

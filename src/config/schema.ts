@@ -170,9 +170,7 @@ const embeddedSchema = section({
 // --- edge: rate limits (issue 8, item 9) ---
 // A route family is `mcp` (the MCP endpoint and its /v1 alias) or `api`, optionally narrowed
 // by path segments under /api: `api.login` is /api/login, `api.chat` is /api/chat and below.
-const routeFamily = z.string({ error: 'expected a route family' }).regex(/^(mcp|api(\.[\w-]+)*)$/, {
-  error: 'expected a route family: mcp, api, or api.<segment> such as api.login',
-});
+const routeFamily = z.string().regex(/^(mcp|api(\.[\w-]+)*)$/);
 
 const redisUrl = z
   .string({ error: 'expected a redis:// URL or null' })
@@ -184,7 +182,12 @@ const rateLimitSchema = section({
   requestsPerMinute: intIn(1).nullable().default(null),
   /** Per-family limits that replace requestsPerMinute there (and turn limiting on there). */
   routes: z
-    .record(routeFamily, intIn(1), { error: 'expected a mapping of route families to limits' })
+    .record(routeFamily, intIn(1), {
+      error: (issue) =>
+        issue.code === 'invalid_key'
+          ? 'unknown route family (expected mcp, api, or api.<segment> such as api.login)'
+          : 'expected a mapping of route families to limits',
+    })
     .default({}),
   /** Counters in Redis (shared by every instance); null = in this process's memory. */
   redis: redisUrl.default(null),
