@@ -20,6 +20,8 @@ export const RATE_LIMITED = -32000;
 const WINDOW_MS = 60_000;
 /** Redis answers within this or the request is counted locally. */
 const REDIS_COMMAND_TIMEOUT_MS = 1_000;
+/** How long start-up waits for Redis before serving with local counters. */
+const REDIS_START_WAIT_MS = 2_000;
 /** At most one "Redis unavailable" warning per this interval. */
 const WARN_INTERVAL_MS = 30_000;
 
@@ -122,6 +124,7 @@ export function registerRateLimits(
   // Each store in its own context: the plugin keeps one store per instance it decorates.
   let local: Check | undefined;
   let shared: Check | undefined;
+  let lastWarning = -Infinity;
   app.register(async (scope) => {
     await scope.register(fastifyRateLimit, limiterOptions);
     local = scope.createRateLimit() as Check;
@@ -130,6 +133,13 @@ export function registerRateLimits(
     const redis = connectRedis(settings.redis, logger);
     app.addHook('onClose', async () => redis.disconnect());
     app.register(async (scope) => {
+      // Counting starts in Redis from the first request, unless Redis is not there to count.
+      if (!(await redisReady(redis, REDIS_START_WAIT_MS))) {
+        logger.warn(
+          'rate limits: Redis not reachable at start; counting in this process until it is',
+        );
+        lastWarning = Date.now();
+      }
       await scope.register(fastifyRateLimit, {
         ...limiterOptions,
         redis,
@@ -139,7 +149,6 @@ export function registerRateLimits(
     });
   }
 
-  let lastWarning = -Infinity;
   const check = async (req: FastifyRequest): ReturnType<Check> => {
     if (shared) {
       try {
@@ -199,4 +208,22 @@ function connectRedis(url: string, logger: Logger): Redis {
     connected = false;
   });
   return redis;
+}
+
+/** Resolves true once connected, false on a connection error or after `waitMs`. */
+function redisReady(redis: Redis, waitMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      redis.off('error', onError);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const onError = () => done(false);
+    const timer = setTimeout(() => done(false), waitMs);
+    redis.once('ready', onReady);
+    redis.once('error', onError);
+  });
 }
