@@ -21,6 +21,8 @@ export function configFrom(options: CommonOptions): Config {
     logLevel: options.logLevel,
     requireAuth: options.requireAuth,
     auth: options.auth,
+    tlsCert: options.tlsCert,
+    tlsKey: options.tlsKey,
   };
   return loadConfig({ flags, env: process.env, cwd: process.cwd() });
 }
@@ -59,6 +61,8 @@ export function defineServe(command: Command, extension?: AppExtension): Command
     command
       .option('--stdio', 'serve on stdin/stdout (for desktop MCP clients)')
       .option('--http [hostport]', 'serve Streamable HTTP on [HOST:]PORT (default 127.0.0.1:8080)')
+      .option('--tls-cert <file>', 'serve HTTPS with this PEM certificate (needs --tls-key)')
+      .option('--tls-key <file>', 'private key (PEM) of the --tls-cert certificate')
       .option('--require-auth', 'require a bearer token even on a loopback address')
       .option('--no-auth', 'serve without authentication, even beyond loopback (warned)')
       .option('--print-config', 'print the effective configuration (secrets redacted) and exit'),

@@ -5,6 +5,7 @@ import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import { isLoopbackAddress } from '../http/origin.js';
 import { createHttpServer } from '../http/server.js';
+import { loadTlsMaterial } from '../http/tls.js';
 import { startStdioServer } from '../mcp/stdio.js';
 import { bindSessionNotifications } from '../mcp/subscriptions.js';
 import { openAuth, type Authenticator } from '../auth/index.js';
@@ -22,6 +23,8 @@ export function printConfig(config: Config): void {
 /** `extension`: test compositions only (the conformance fixture server). */
 export async function serve(config: Config, extension?: AppExtension): Promise<void> {
   const logger = createLogger(config.log.level);
+  // Read before the database starts, so a bad certificate path fails fast (exit 2).
+  const tls = config.transport === 'http' ? loadTlsMaterial(config.http.tls) : null;
   const app = await createApp(config, logger, extension);
   let stopping = false;
   const stop = async (code: number, why: string): Promise<void> => {
@@ -105,6 +108,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       proxyHeaders: config.auth.proxyHeaders,
     },
     health: () => app.db.health(),
+    edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
   });
   closeAll = async () => {
     app.shutdown.abort();

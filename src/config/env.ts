@@ -106,6 +106,15 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'audit.database', env: 'PGMCP_AUDIT_DATABASE', kind: 'bool' },
   { key: 'audit.file', env: 'PGMCP_AUDIT_FILE', kind: 'string' },
   { key: 'log.level', env: 'PGMCP_LOG_LEVEL', kind: 'string' },
+  // --- edge: TLS, CORS, rate limits (issue 8, items 9 and 10) ---
+  { key: 'http.tls.cert', env: 'PGMCP_HTTP_TLS_CERT', kind: 'string' },
+  { key: 'http.tls.key', env: 'PGMCP_HTTP_TLS_KEY', kind: 'string' },
+  { key: 'http.cors.origins', env: 'PGMCP_HTTP_CORS_ORIGINS', kind: 'list' },
+  { key: 'rateLimit.requestsPerMinute', env: 'PGMCP_RATE_LIMIT_PER_MINUTE', kind: 'int' },
+  { key: 'rateLimit.routes.mcp', env: 'PGMCP_RATE_LIMIT_MCP', kind: 'int' },
+  { key: 'rateLimit.routes.api', env: 'PGMCP_RATE_LIMIT_API', kind: 'int' },
+  { key: 'rateLimit.redis', env: 'PGMCP_RATE_LIMIT_REDIS', kind: 'string' },
+  { key: 'rateLimit.redisKeyPrefix', env: 'PGMCP_RATE_LIMIT_REDIS_KEY_PREFIX', kind: 'string' },
 ];
 
 export function envVariableNamed(name: string): EnvVariable | undefined {

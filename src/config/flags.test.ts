@@ -59,6 +59,8 @@ describe('readFlags', () => {
       allowWrites: true,
       logLevel: 'debug',
       config: 'ignored-here.yaml',
+      tlsCert: 'cert.pem',
+      tlsKey: 'key.pem',
     });
     expect(values.map(({ key, value, source }) => [key, value, source])).toEqual([
       ['transport', 'http', '--http'],
@@ -68,6 +70,8 @@ describe('readFlags', () => {
       ['embedded.dataDir', 'data', '--data-dir'],
       ['database.allowWrites', true, '--allow-writes'],
       ['log.level', 'debug', '--log-level'],
+      ['http.tls.cert', 'cert.pem', '--tls-cert'],
+      ['http.tls.key', 'key.pem', '--tls-key'],
     ]);
   });
 

@@ -18,6 +18,9 @@ export interface ConfigFlags {
   requireAuth?: boolean;
   /** false with --no-auth */
   auth?: boolean;
+  /** PEM files that turn HTTPS on (http.tls.cert / http.tls.key). */
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 const HOST_PORT_HINT = 'expected [HOST:]PORT such as 8080, 0.0.0.0:8080 or [::1]:8080';
@@ -95,5 +98,7 @@ export function readFlags(flags: ConfigFlags): SourcedValue[] {
   }
   if (flags.requireAuth === true) set('auth.required', true, '--require-auth');
   if (flags.auth === false) set('auth.required', false, '--no-auth');
+  if (flags.tlsCert !== undefined) set('http.tls.cert', flags.tlsCert, '--tls-cert');
+  if (flags.tlsKey !== undefined) set('http.tls.key', flags.tlsKey, '--tls-key');
   return values;
 }

@@ -51,6 +51,8 @@ describe('loadConfig defaults', () => {
         sessionIdleTimeoutMs: 1800000,
         eventStoreSize: 1000,
         keepAliveMs: 15000,
+        tls: { cert: null, key: null },
+        cors: { origins: [] },
       },
       database: {
         url: null,
@@ -96,6 +98,12 @@ describe('loadConfig defaults', () => {
       audit: { database: true, file: null },
       tools: {},
       log: { level: 'info' },
+      rateLimit: {
+        requestsPerMinute: null,
+        routes: {},
+        redis: null,
+        redisKeyPrefix: 'pgmcp:ratelimit:',
+      },
     });
   });
 
@@ -296,7 +304,7 @@ describe('file errors', () => {
     expect(error.details).toEqual({ key: 'http', source: path });
     expect(error.message).toBe(
       `http: unknown keys "prot", "hots" (valid keys: host, port, path, allowedOrigins, allowedHosts, ` +
-        `bodyLimitBytes, sessionIdleTimeoutMs, eventStoreSize, keepAliveMs) (from ${path})`,
+        `bodyLimitBytes, sessionIdleTimeoutMs, eventStoreSize, keepAliveMs, tls, cors) (from ${path})`,
     );
   });
 
@@ -323,5 +331,63 @@ describe('file errors', () => {
     expect(failure(() => load({ config: path }, { PGMCP_HTTP_HOST: 'h' })).message).toBe(
       `http: expected a mapping of keys to values, got 8080 (from ${path})`,
     );
+  });
+});
+
+describe('edge settings: TLS, CORS, rate limits', () => {
+  it('takes the TLS files from the flags, env or file, resolved against cwd', () => {
+    const byFlags = load({ tlsCert: 'certs/cert.pem', tlsKey: '/etc/pgmcp/key.pem' });
+    expect(byFlags.http.tls).toEqual({
+      cert: '/srv/app/certs/cert.pem',
+      key: '/etc/pgmcp/key.pem',
+    });
+    const byEnv = load({}, { PGMCP_HTTP_TLS_CERT: 'c.pem', PGMCP_HTTP_TLS_KEY: 'k.pem' });
+    expect(byEnv.http.tls).toEqual({ cert: '/srv/app/c.pem', key: '/srv/app/k.pem' });
+    const path = file('http:\n  tls:\n    cert: /a/c.pem\n    key: /a/k.pem\n');
+    expect(load({ config: path }).http.tls).toEqual({ cert: '/a/c.pem', key: '/a/k.pem' });
+  });
+
+  it('refuses a certificate without a key, naming the flag', () => {
+    const error = failure(() => load({ tlsCert: 'c.pem' }));
+    expect(error.message).toBe(
+      'http.tls.key: expected a file: http.tls.cert and http.tls.key are given together',
+    );
+  });
+
+  it('reads CORS origins as a list and checks each one', () => {
+    const config = load(
+      {},
+      { PGMCP_HTTP_CORS_ORIGINS: 'https://a.example, http://localhost:5173' },
+    );
+    expect(config.http.cors.origins).toEqual(['https://a.example', 'http://localhost:5173']);
+    expect(
+      failure(() => load({}, { PGMCP_HTTP_CORS_ORIGINS: 'https://a.example/' })).message,
+    ).toMatch(/^http\.cors\.origins\[0\]: expected an origin/);
+  });
+
+  it('reads rate limits from the file and env, per route family', () => {
+    const path = file(
+      'rateLimit:\n  requestsPerMinute: 600\n  routes:\n    api: 120\n    api.login: 10\n',
+    );
+    const config = load({ config: path }, { PGMCP_RATE_LIMIT_MCP: '300' });
+    expect(config.rateLimit).toEqual({
+      requestsPerMinute: 600,
+      routes: { api: 120, 'api.login': 10, mcp: 300 },
+      redis: null,
+      redisKeyPrefix: 'pgmcp:ratelimit:',
+    });
+    expect(load({}, { PGMCP_RATE_LIMIT_PER_MINUTE: '60' }).rateLimit.requestsPerMinute).toBe(60);
+  });
+
+  it('refuses unknown route families, bad limits and non-Redis URLs', () => {
+    const badFamily = file('rateLimit:\n  routes:\n    web: 5\n');
+    expect(failure(() => load({ config: badFamily })).message).toMatch(/route family/);
+    expect(failure(() => load({}, { PGMCP_RATE_LIMIT_PER_MINUTE: '0' })).message).toMatch(
+      /^rateLimit\.requestsPerMinute: expected a positive integer/,
+    );
+    const error = failure(() => load({}, { PGMCP_RATE_LIMIT_REDIS: 'http://u:secret@h' }));
+    expect(error.message).toMatch(/^rateLimit\.redis: expected a URL starting with redis:\/\//);
+    // The Redis URL may carry a password: never echoed.
+    expect(error.message).not.toContain('secret');
   });
 });

@@ -39,6 +39,9 @@ export function loadConfig(input: LoadConfigInput): Config {
   const config = result.data;
   config.embedded.dataDir = resolve(cwd, config.embedded.dataDir);
   if (config.audit.file !== null) config.audit.file = resolve(cwd, config.audit.file);
+  const { tls } = config.http;
+  if (tls.cert !== null) tls.cert = resolve(cwd, tls.cert);
+  if (tls.key !== null) tls.key = resolve(cwd, tls.key);
   return config;
 }
 

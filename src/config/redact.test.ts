@@ -50,6 +50,16 @@ describe('redactConfig', () => {
     expect(config.server.stateSecret).toBe('very-secret-key');
   });
 
+  it('masks the password of the rate-limit Redis URL, keeping where it points', () => {
+    const config = configSchema.parse({
+      rateLimit: { redis: 'redis://:hunter2@cache.internal:6379/0', routes: { mcp: 5 } },
+    });
+    const redacted = redactConfig(config) as typeof config;
+    expect(redacted.rateLimit.redis).toBe('redis://:****@cache.internal:6379/0');
+    expect(redacted.rateLimit.routes).toEqual({ mcp: 5 });
+    expect(config.rateLimit.redis).toBe('redis://:hunter2@cache.internal:6379/0');
+  });
+
   it('keeps nulls as nulls', () => {
     const redacted = redactConfig(configSchema.parse({})) as {
       server: { stateSecret: unknown };

@@ -45,6 +45,8 @@ export function redactConfig(config: Config): unknown {
       ...config.http,
       allowedOrigins: [...config.http.allowedOrigins],
       allowedHosts: [...config.http.allowedHosts],
+      tls: { ...config.http.tls },
+      cors: { origins: [...config.http.cors.origins] },
     },
     database: {
       ...config.database,
@@ -55,5 +57,10 @@ export function redactConfig(config: Config): unknown {
     auth: { ...config.auth, lockout: { ...config.auth.lockout } },
     audit: { ...config.audit },
     log: { ...config.log },
+    rateLimit: {
+      ...config.rateLimit,
+      routes: { ...config.rateLimit.routes },
+      redis: config.rateLimit.redis === null ? null : redactUrl(config.rateLimit.redis),
+    },
   };
 }

@@ -11,6 +11,7 @@ export const SECRET_KEYS: ReadonlySet<string> = new Set([
   'database.url',
   'server.stateSecret',
   'state.url',
+  'rateLimit.redis',
 ]);
 
 // Each helper gives every failure of a field the same sentence, so "got -1" and "got 'abc'"
@@ -87,6 +88,26 @@ const httpSchema = section({
   sessionIdleTimeoutMs: intIn(1).default(1_800_000),
   eventStoreSize: intIn(1).default(1000),
   keepAliveMs: intIn(0).default(15_000),
+  // --- edge: TLS and CORS (issue 8, item 10) ---
+  /** Serve HTTPS with this PEM certificate (chain) and private key; both or neither. */
+  tls: section({
+    cert: optionalText().default(null),
+    key: optionalText().default(null),
+  })
+    .superRefine((tls, ctx) => {
+      if ((tls.cert === null) !== (tls.key === null)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [tls.cert === null ? 'cert' : 'key'],
+          message: 'expected a file: http.tls.cert and http.tls.key are given together',
+        });
+      }
+    })
+    .prefault({}),
+  /** Browser origins answered with CORS headers; empty = CORS off. They must pass allowedOrigins too. */
+  cors: section({
+    origins: stringList(originItem).default([]),
+  }).prefault({}),
 });
 
 // A name pattern: dot-separated parts of letters, digits, _, $, - and the * wildcard.
@@ -223,6 +244,34 @@ const toolsSchema = z.record(
   { error: 'expected a mapping of tool names to settings' },
 );
 
+// --- edge: rate limits (issue 8, item 9) ---
+// A route family is `mcp` (the MCP endpoint and its /v1 alias) or `api`, optionally narrowed
+// by path segments under /api: `api.login` is /api/login, `api.chat` is /api/chat and below.
+const routeFamily = z.string().regex(/^(mcp|api(\.[\w-]+)*)$/);
+
+const redisUrl = z
+  .string({ error: 'expected a redis:// URL or null' })
+  .regex(/^rediss?:\/\/./i, { error: 'expected a URL starting with redis:// or rediss://' })
+  .nullable();
+
+const rateLimitSchema = section({
+  /** Requests per minute per caller on every limited route family; null = no default limit. */
+  requestsPerMinute: intIn(1).nullable().default(null),
+  /** Per-family limits that replace requestsPerMinute there (and turn limiting on there). */
+  routes: z
+    .record(routeFamily, intIn(1), {
+      error: (issue) =>
+        issue.code === 'invalid_key'
+          ? 'unknown route family (expected mcp, api, or api.<segment> such as api.login)'
+          : 'expected a mapping of route families to limits',
+    })
+    .default({}),
+  /** Counters in Redis (shared by every instance); null = in this process's memory. */
+  redis: redisUrl.default(null),
+  /** Prefix of the Redis keys, so deployments sharing a Redis keep apart. */
+  redisKeyPrefix: text().default('pgmcp:ratelimit:'),
+});
+
 const logSchema = section({
   level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 });
@@ -237,6 +286,7 @@ export const SECTIONS = {
   auth: authSchema,
   audit: auditSchema,
   log: logSchema,
+  rateLimit: rateLimitSchema,
 } as const;
 
 // prefault (not default) so a missing section is parsed from {} and gets its own defaults.
@@ -254,6 +304,7 @@ export const configSchema = z.strictObject(
     audit: SECTIONS.audit.prefault({}),
     tools: toolsSchema.default({}),
     log: SECTIONS.log.prefault({}),
+    rateLimit: SECTIONS.rateLimit.prefault({}),
   },
   { error: 'expected a mapping of sections' },
 );

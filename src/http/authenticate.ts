@@ -9,13 +9,10 @@ import type { AuthFailure } from '../auth/index.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
 import { RpcCodes } from '../mcp/jsonrpc.js';
 import { challenge, type ChallengeKind } from './challenge.js';
+import { declarePrincipal } from './principal.js';
 import { sendJson, sendRpcError } from './replies.js';
 
 declare module 'fastify' {
-  interface FastifyRequest {
-    /** Who is calling; ANONYMOUS until the authentication hook says otherwise. */
-    principal: Principal;
-  }
   interface FastifyContextConfig {
     /** 'optional': anonymous callers are served even when authentication is required. */
     auth?: 'optional' | 'required';
@@ -112,7 +109,7 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
     return options.mcpPaths.includes(route) || route.startsWith('/api/');
   };
 
-  app.decorateRequest('principal', null as unknown as Principal);
+  declarePrincipal(app);
   app.addHook('onRequest', async (req, reply) => {
     req.principal = ANONYMOUS;
     if (!guarded(req)) return;

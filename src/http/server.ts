@@ -7,10 +7,12 @@ import { RpcCodes } from '../mcp/jsonrpc.js';
 import { bindSessionNotifications } from '../mcp/subscriptions.js';
 import type { Registry } from '../tools/registry.js';
 import { registerAuthentication, type HttpAuthOptions } from './authenticate.js';
+import { NO_EDGE, registerEdge, type EdgeOptions } from './edge.js';
 import { registerMcpRoutes } from './mcp-route.js';
 import { createOriginPolicy } from './origin.js';
 import { sendJson, sendRpcError } from './replies.js';
 import { createSessionStore, type SessionStore } from './sessions.js';
+import { httpsOptions } from './tls.js';
 
 export interface HttpOptions {
   host: string;
@@ -37,6 +39,8 @@ export interface HttpServerDeps {
   /** Who may call; absent: everyone is anonymous and nothing requires authentication. */
   auth?: Omit<HttpAuthOptions, 'mcpPaths' | 'logger'>;
   health(): Promise<HealthReport>;
+  /** TLS, CORS, /api security headers, rate limits (edge.ts); all off when absent. */
+  edge?: EdgeOptions;
 }
 
 export interface HttpServer {
@@ -49,7 +53,9 @@ export interface HttpServer {
 
 export function createHttpServer(deps: HttpServerDeps): HttpServer {
   const { options, dispatcher, logger } = deps;
+  const edge = deps.edge ?? NO_EDGE;
   const app = Fastify({
+    ...httpsOptions(edge.tls), // edge: HTTPS when --tls-cert/--tls-key are given
     logger: false,
     bodyLimit: options.bodyLimitBytes,
     forceCloseConnections: true,
@@ -121,6 +127,9 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     return sendRpcError(reply, 500, RpcCodes.INTERNAL_ERROR, 'Internal error; see the server log.');
   });
 
+  // edge: CORS, /api security headers and rate limits; before the routes they apply to.
+  registerEdge(app, { ...edge, mcpPaths: paths, policy, logger });
+
   registerMcpRoutes(app, {
     paths,
     dispatcher,
@@ -147,7 +156,8 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : options.port;
       const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
-      return { host: options.host, port, url: `http://${shownHost}:${port}${options.path}` };
+      const scheme = edge.tls ? 'https' : 'http'; // edge: TLS
+      return { host: options.host, port, url: `${scheme}://${shownHost}:${port}${options.path}` };
     },
     async close() {
       unbind();
