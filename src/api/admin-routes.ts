@@ -174,6 +174,9 @@ export function registerAdminRoutes(scope: FastifyInstance, deps: ApiDeps): void
       const { name } = request.params;
       const body = request.body;
       if (body.enabled === false) refuseSelf(principal, name, 'disable');
+      if (body.roles !== undefined && !body.roles.includes(ADMIN_ROLE)) {
+        refuseSelf(principal, name, `take the ${ADMIN_ROLE} role from`);
+      }
       // Roles first: they are the likeliest to be refused, before anything has changed.
       let user =
         body.roles !== undefined || body.pg_role !== undefined
@@ -206,7 +209,7 @@ export function registerAdminRoutes(scope: FastifyInstance, deps: ApiDeps): void
   );
 }
 
-/** An admin who removes or disables their own account may leave nobody able to undo it. */
+/** An admin who removes, disables or demotes their own account may leave nobody to undo it. */
 function refuseSelf(principal: Principal, username: string, what: string): void {
   if (principal.kind === 'user' && principal.userId === username) {
     throw new ApiError(409, `you cannot ${what} your own account; ask another admin`);

@@ -18,6 +18,9 @@ import {
   type StateDb,
 } from '../../src/auth/index.js';
 import { ANONYMOUS, type Principal } from '../../src/core/principal.js';
+import { createFakeContext } from '../../src/testing/fake-context.js';
+import { registerAuthenticateUser } from '../../src/tools/builtin/index.js';
+import { createRegistry } from '../../src/tools/registry.js';
 import { realPostgres, withClient, type RealPostgres } from '../helpers/postgres.js';
 
 const logger = pino({ level: 'silent' });
@@ -195,6 +198,18 @@ function scenarios(open: () => Promise<StateDb>): void {
       expect(Object.keys(response.json())).toEqual(['error']);
       expect(response.body).not.toContain('secret-in-bad-json');
     }
+  });
+
+  it('a body that is not JSON is refused with {error}', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/login',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'username=alice&password=alice-password',
+    });
+    expect(response.statusCode).toBe(415);
+    expect(Object.keys(response.json())).toEqual(['error']);
+    expect(response.body).not.toContain('alice-password');
   });
 
   it('logout ends the session; the token is refused afterwards', async () => {
@@ -431,6 +446,7 @@ function scenarios(open: () => Promise<StateDb>): void {
       ['PATCH', '/api/admin/users/nobody', { roles: ['x'] }, 404],
       ['PATCH', '/api/admin/users/root', { enabled: false }, 409],
       ['DELETE', '/api/admin/users/root', undefined, 409],
+      ['PATCH', '/api/admin/users/root', { roles: ['ops'] }, 409],
     ];
     for (const [method, url, body, status] of cases) {
       const response = await call(method as 'POST', url, { token: adminToken, body });
@@ -466,6 +482,26 @@ function scenarios(open: () => Promise<StateDb>): void {
     const response = await call('GET', '/api/nope?token=secret-query', { token: adminToken });
     expect(response.statusCode).toBe(404);
     expect(response.body).not.toContain('secret-query');
+  });
+
+  it('authenticate_user, wired as the composition root does, signs in with the real store', async () => {
+    const registry = createRegistry();
+    registerAuthenticateUser(registry, {
+      login: (username, password, clientAddress) =>
+        auth.sessions.login(username, password, clientAddress),
+    });
+    const tool = registry.tool('authenticate_user')!.spec;
+    const ctx = createFakeContext().ctx;
+    const ok = await tool.call({ username: 'alice', password: 'alice-password' }, ctx);
+    const session = ok.structuredContent as { session_token: string; expires_at: string };
+    expect(session.session_token).toMatch(/^pgmcps_/);
+    expect(
+      (await call('GET', '/api/user/info', { token: session.session_token })).json(),
+    ).toMatchObject({ authenticated: true, username: 'alice' });
+    const wrong = await tool.call({ username: 'alice', password: 'wrong-password' }, ctx);
+    const unknown = await tool.call({ username: 'nobody-at-all', password: 'wrong-password' }, ctx);
+    expect(wrong.isError).toBe(true);
+    expect(unknown).toEqual(wrong);
   });
 
   it('no answer ever carried a password or a stored hash', () => {
