@@ -16,6 +16,14 @@ export const DEFAULT_TOKEN_LIFETIME = '90d';
 
 const ADMIN = { auth: 'required', roles: [ADMIN_ROLE] } as const;
 
+/** Route options of every admin route: the role is checked before the body is even validated. */
+const ADMIN_ROUTE = {
+  config: ADMIN,
+  preValidation: async (request: FastifyRequest): Promise<void> => {
+    withRole(request, [ADMIN_ROLE]);
+  },
+};
+
 const TOKEN_BODY = {
   type: 'object',
   required: ['name'],
@@ -98,7 +106,7 @@ export function registerAdminRoutes(scope: FastifyInstance, deps: ApiDeps): void
 
   scope.get<{ Querystring: { active?: 'true' | 'false' } }>(
     '/admin/tokens',
-    { config: ADMIN, schema: { querystring: TOKEN_LIST_QUERY } },
+    { ...ADMIN_ROUTE, schema: { querystring: TOKEN_LIST_QUERY } },
     async (request) => {
       admin(request);
       const tokens = await auth.tokens.list({ activeOnly: request.query.active === 'true' });
@@ -108,7 +116,7 @@ export function registerAdminRoutes(scope: FastifyInstance, deps: ApiDeps): void
 
   scope.post<{ Body: TokenBody }>(
     '/admin/tokens',
-    { config: ADMIN, schema: { body: TOKEN_BODY } },
+    { ...ADMIN_ROUTE, schema: { body: TOKEN_BODY } },
     async (request, reply) => {
       const { context } = admin(request);
       const body = request.body;
@@ -130,21 +138,21 @@ export function registerAdminRoutes(scope: FastifyInstance, deps: ApiDeps): void
 
   scope.delete<{ Params: { idOrPrefix: string } }>(
     '/admin/tokens/:idOrPrefix',
-    { config: ADMIN, schema: { params: TOKEN_PARAMS } },
+    { ...ADMIN_ROUTE, schema: { params: TOKEN_PARAMS } },
     async (request) => {
       const { context } = admin(request);
       return tokenView(await auth.tokens.revoke(request.params.idOrPrefix, context));
     },
   );
 
-  scope.get('/admin/users', { config: ADMIN }, async (request) => {
+  scope.get('/admin/users', ADMIN_ROUTE, async (request) => {
     admin(request);
     return { users: (await auth.users.list()).map(userView) };
   });
 
   scope.post<{ Body: UserBody }>(
     '/admin/users',
-    { config: ADMIN, schema: { body: USER_BODY } },
+    { ...ADMIN_ROUTE, schema: { body: USER_BODY } },
     async (request, reply) => {
       const { context } = admin(request);
       const body = request.body;
@@ -168,7 +176,7 @@ export function registerAdminRoutes(scope: FastifyInstance, deps: ApiDeps): void
 
   scope.patch<{ Params: { name: string }; Body: UserPatch }>(
     '/admin/users/:name',
-    { config: ADMIN, schema: { params: NAME_PARAMS, body: USER_PATCH } },
+    { ...ADMIN_ROUTE, schema: { params: NAME_PARAMS, body: USER_PATCH } },
     async (request) => {
       const { principal, context } = admin(request);
       const { name } = request.params;
@@ -200,7 +208,7 @@ export function registerAdminRoutes(scope: FastifyInstance, deps: ApiDeps): void
 
   scope.delete<{ Params: { name: string } }>(
     '/admin/users/:name',
-    { config: ADMIN, schema: { params: NAME_PARAMS } },
+    { ...ADMIN_ROUTE, schema: { params: NAME_PARAMS } },
     async (request) => {
       const { principal, context } = admin(request);
       refuseSelf(principal, request.params.name, 'remove');

@@ -460,6 +460,8 @@ function scenarios(open: () => Promise<StateDb>): void {
     const routes: [string, string, unknown][] = [
       ['GET', '/api/admin/tokens', undefined],
       ['POST', '/api/admin/tokens', { name: 'sneaky' }],
+      // The role is checked before the body: no validation hints for outsiders.
+      ['POST', '/api/admin/tokens', { bogus: 'field' }],
       ['DELETE', '/api/admin/tokens/pgmcp_abcdefgh', undefined],
       ['GET', '/api/admin/users', undefined],
       ['POST', '/api/admin/users', { username: 'sneaky', password: 'long-enough' }],
