@@ -81,6 +81,11 @@ export interface ToolSpec {
    * also left out of lists (which are then per-caller: modern-era cacheScope 'private').
    */
   allows?(principal: Principal): boolean;
+  /**
+   * The arguments carry a secret (a password): whatever records calls (the exchange log) must
+   * keep the call but never its arguments, whatever its settings say.
+   */
+  sensitiveArguments?: boolean;
   /** Arguments have been validated against inputSchema (omitted arguments arrive as {}). */
   call(args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult>;
 }

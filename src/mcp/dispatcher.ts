@@ -86,6 +86,7 @@ function exchangeRecord(
   outcome: Outcome,
   note: NonNullable<RequestScope['note']>,
   started: number,
+  registry: Registry,
 ): ExchangeRecord {
   const params = request.params ?? {};
   const named =
@@ -109,7 +110,12 @@ function exchangeRecord(
     outcome: failed ? 'error' : 'ok',
     errorCode,
   };
-  if (params['arguments'] !== undefined) record.args = params['arguments'];
+  // A tool whose arguments hold a secret (authenticate_user's password) is logged without them.
+  const secret =
+    request.method === 'tools/call' &&
+    typeof named === 'string' &&
+    registry.tool(named)?.spec.sensitiveArguments === true;
+  if (params['arguments'] !== undefined && !secret) record.args = params['arguments'];
   return record;
 }
 
@@ -281,7 +287,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const note: NonNullable<RequestScope['note']> = {};
       const outcome = await answer(request, era, channel, note);
       try {
-        options.onExchange(exchangeRecord(request, channel, outcome, note, started));
+        options.onExchange(
+          exchangeRecord(request, channel, outcome, note, started, options.registry),
+        );
       } catch (error) {
         logger.warn({ err: error }, 'exchange hook failed');
       }

@@ -99,3 +99,11 @@ export { createQueryDatabaseTool, type QueryDatabaseOptions } from './query-data
 export { createBuiltinPrompts } from './prompts.js';
 export { createReadResourceTool, registryReader, type ResourceReader } from './read-resource.js';
 export { createBuiltinResources } from './resources.js';
+export {
+  AUTHENTICATE_USER,
+  createAuthenticateUserTool,
+  registerAuthenticateUser,
+  type AuthenticateUserDeps,
+  type LoginFunction,
+  type LoginSession,
+} from './authenticate-user.js';

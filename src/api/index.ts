@@ -1,0 +1,39 @@
+// The REST API under /api: thin views of auth (and later tools and catalog). Every answer is
+// JSON; every failure is `{"error": "..."}`. Which caller may use a route is declared in its
+// `config` (`auth`, `roles`) and enforced by the HTTP layer's hook, and checked again here.
+import type { FastifyInstance } from 'fastify';
+import { registerAdminRoutes } from './admin-routes.js';
+import type { ApiDeps } from './deps.js';
+import { createErrorHandler } from './errors.js';
+import { registerSessionRoutes } from './session-routes.js';
+import { useStrictJson } from './validation.js';
+import './fastify-types.js';
+
+export type { ApiDeps } from './deps.js';
+export { ADMIN_ROLE } from './guard.js';
+export { DEFAULT_TOKEN_LIFETIME } from './admin-routes.js';
+export type { TokenView, UserView } from './views.js';
+
+export const API_PREFIX = '/api';
+
+/**
+ * Adds the /api routes to `app` in a scope of their own (their body parser, schema compiler,
+ * error and not-found handlers stay inside it). Hooks `app` has when it starts, such as the
+ * HTTP layer's onRequest that sets `request.principal`, apply to them.
+ */
+export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  void app.register(
+    async (scope) => {
+      useStrictJson(scope);
+      scope.setErrorHandler(createErrorHandler(deps.logger));
+      scope.setNotFoundHandler((request, reply) =>
+        reply
+          .code(404)
+          .send({ error: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` }),
+      );
+      registerSessionRoutes(scope, deps);
+      registerAdminRoutes(scope, deps);
+    },
+    { prefix: API_PREFIX },
+  );
+}
