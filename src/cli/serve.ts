@@ -9,6 +9,7 @@ import { loadTlsMaterial } from '../http/tls.js';
 import { startStdioServer } from '../mcp/stdio.js';
 import { bindSessionNotifications } from '../mcp/subscriptions.js';
 import { openAuth, type Authenticator } from '../auth/index.js';
+import { registerAuthenticateUser } from '../tools/builtin/index.js';
 import { configError } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/database.js';
@@ -96,6 +97,11 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     throw error;
   }
   auditToolCalls(app, auth);
+  // For clients that speak only MCP: a login session from a username and password.
+  registerAuthenticateUser(app.registry, {
+    login: (username, password, clientAddress) =>
+      auth.sessions.login(username, password, clientAddress),
+  });
   const http = createHttpServer({
     options: { ...config.http },
     dispatcher: app.dispatcher,
@@ -107,6 +113,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       trustedProxies: config.auth.trustedProxies,
       proxyHeaders: config.auth.proxyHeaders,
     },
+    api: { auth },
     health: () => app.db.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
   });

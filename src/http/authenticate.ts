@@ -5,21 +5,13 @@
 import { BlockList, isIP } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import '../api/fastify-types.js';
 import type { AuthFailure } from '../auth/index.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
 import { RpcCodes } from '../mcp/jsonrpc.js';
 import { challenge, type ChallengeKind } from './challenge.js';
 import { declarePrincipal } from './principal.js';
 import { sendJson, sendRpcError } from './replies.js';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** 'optional': anonymous callers are served even when authentication is required. */
-    auth?: 'optional' | 'required';
-    /** The caller needs one of these pgmcp roles (401 when anonymous, 403 otherwise). */
-    roles?: readonly string[];
-  }
-}
 
 /** Checks a bearer token: a principal, or why it was refused. */
 export interface BearerVerifier {

@@ -6,6 +6,7 @@ import type { Dispatcher } from '../mcp/dispatcher.js';
 import { RpcCodes } from '../mcp/jsonrpc.js';
 import { bindSessionNotifications } from '../mcp/subscriptions.js';
 import type { Registry } from '../tools/registry.js';
+import { registerApiRoutes, type ApiDeps } from '../api/index.js';
 import { registerAuthentication, type HttpAuthOptions } from './authenticate.js';
 import { NO_EDGE, registerEdge, type EdgeOptions } from './edge.js';
 import { registerMcpRoutes } from './mcp-route.js';
@@ -38,6 +39,8 @@ export interface HttpServerDeps {
   logger: Logger;
   /** Who may call; absent: everyone is anonymous and nothing requires authentication. */
   auth?: Omit<HttpAuthOptions, 'mcpPaths' | 'logger'>;
+  /** The REST API under /api (absent: no /api routes). */
+  api?: Omit<ApiDeps, 'logger' | 'clientAddress'>;
   health(): Promise<HealthReport>;
   /** TLS, CORS, /api security headers, rate limits (edge.ts); all off when absent. */
   edge?: EdgeOptions;
@@ -129,6 +132,9 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
 
   // edge: CORS, /api security headers and rate limits; before the routes they apply to.
   registerEdge(app, { ...edge, mcpPaths: paths, policy, logger });
+  if (deps.api) {
+    registerApiRoutes(app, { ...deps.api, logger, clientAddress: (req) => req.ip });
+  }
 
   registerMcpRoutes(app, {
     paths,
