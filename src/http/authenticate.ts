@@ -117,8 +117,15 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
       );
     }
     const header = req.headers.authorization;
+    const optional = config.auth === 'optional';
     let principal: Principal = ANONYMOUS;
-    if (header !== undefined) {
+    if (header !== undefined && optional) {
+      // Routes that serve anonymous callers (login, user info) treat a bad token as none.
+      const match = header.length <= MAX_TOKEN_LENGTH + 7 ? BEARER.exec(header) : null;
+      const verdict =
+        match && options.verifier ? await options.verifier.authenticateBearer(match[1]!) : null;
+      if (verdict && !('reason' in verdict)) principal = verdict;
+    } else if (header !== undefined) {
       const match = header.length <= MAX_TOKEN_LENGTH + 7 ? BEARER.exec(header) : null;
       if (!match) {
         return refuse(
@@ -147,7 +154,6 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
     }
     req.principal = principal;
     const anonymous = principal.kind === 'anonymous';
-    const optional = config.auth === 'optional';
     if (anonymous && !optional && (options.required || config.auth === 'required')) {
       return refuse(req, reply, 401, 'missing', 'Authentication required: send a bearer token.');
     }

@@ -273,22 +273,32 @@ export async function rawInitialize(
   url: string,
   protocolVersion = '2025-11-25',
   capabilities: Record<string, unknown> = {},
+  /** Sent with every request of the session (e.g. Authorization). */
+  extraHeaders: Record<string, string> = {},
 ): Promise<{ sessionId: string; headers: Record<string, string> }> {
-  const res = await postRpc(url, {
-    jsonrpc: '2.0',
-    id: 'init',
-    method: 'initialize',
-    params: {
-      protocolVersion,
-      capabilities,
-      clientInfo: { name: 'pgmcp-e2e-raw', version: '1.0.0' },
+  const res = await postRpc(
+    url,
+    {
+      jsonrpc: '2.0',
+      id: 'init',
+      method: 'initialize',
+      params: {
+        protocolVersion,
+        capabilities,
+        clientInfo: { name: 'pgmcp-e2e-raw', version: '1.0.0' },
+      },
     },
-  });
+    extraHeaders,
+  );
   const sessionId = res.headers['mcp-session-id'];
   if (res.status !== 200 || typeof sessionId !== 'string') {
     throw new Error(`initialize failed: ${res.status} ${res.text}`);
   }
-  const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': protocolVersion };
+  const headers = {
+    ...extraHeaders,
+    'mcp-session-id': sessionId,
+    'mcp-protocol-version': protocolVersion,
+  };
   const ack = await postRpc(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
   if (ack.status !== 202) throw new Error(`notifications/initialized: ${ack.status} ${ack.text}`);
   return { sessionId, headers };
