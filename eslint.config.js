@@ -1,5 +1,6 @@
 // Flat ESLint config. The layer rule below is the dependency direction of STYLE.md:
-// core ← config ← db ← catalog ← tools ← {mcp, api, llm} ← http ← cli, and db ← auth ← {api, http, cli}.
+// core ← config ← db ← catalog ← tools ← {mcp, api} ← http ← cli, and db ← auth ← {api, http, cli}.
+// testing/ holds builders for tests only; nothing in the product imports it.
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 import { builtinModules } from 'node:module';
@@ -13,9 +14,9 @@ const layers = {
   auth: ['core', 'config', 'db'],
   mcp: ['core', 'config', 'db', 'catalog', 'tools'],
   api: ['core', 'config', 'db', 'catalog', 'tools', 'auth'],
-  llm: ['core', 'config', 'db', 'catalog', 'tools'],
-  http: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api', 'llm'],
-  cli: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api', 'llm', 'http'],
+  http: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api'],
+  cli: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api', 'http'],
+  testing: ['core', 'config', 'db', 'catalog', 'tools', 'mcp'],
 };
 const all = Object.keys(layers);
 const zones = all.flatMap((layer) =>

@@ -20,6 +20,8 @@ export type CatalogChangeListener = (snapshot: CatalogSnapshot, previous: Catalo
 
 export interface Catalog {
   readonly policy: VisibilityRules;
+  /** The database's name as every tool shows it (Database.name, never the URL). */
+  readonly databaseName: string;
   /**
    * A fresh snapshot: the cached one, or a new load when it expired or was invalidated.
    * maxAgeMs asks for one read no longer than that ago (a tool that missed a table asks for
@@ -115,6 +117,7 @@ export function createCatalog(
 
   return {
     policy,
+    databaseName: db.name,
     snapshot(opts = {}) {
       const at = now();
       const recentEnough = opts.maxAgeMs === undefined || at - currentStartedAt <= opts.maxAgeMs;

@@ -2,7 +2,7 @@
 // conformance fixture server (test/conformance/serve.ts) reuses `serve`'s with an AppExtension.
 import { Option, type Command } from 'commander';
 import { isAppError } from '../core/errors.js';
-import { loadConfig, type Config, type ConfigFlags } from '../config/index.js';
+import { LOG_LEVELS, loadConfig, type Config, type ConfigFlags } from '../config/index.js';
 import type { AppExtension } from './app.js';
 import { printConfig, serve } from './serve.js';
 
@@ -36,6 +36,10 @@ export function fail(error: unknown): never {
   process.exit(1);
 }
 
+/** --log-level, with the levels pino knows. */
+export const logLevelOption = (description = 'log level'): Option =>
+  new Option('--log-level <level>', description).choices(LOG_LEVELS);
+
 /** The options every command takes. */
 export const common = (command: Command): Command =>
   command
@@ -43,17 +47,7 @@ export const common = (command: Command): Command =>
     .option('--database <url>', 'PostgreSQL URL (default: the embedded database)')
     .option('--data-dir <dir>', 'data directory of the embedded database')
     .option('--allow-writes', 'allow statements that write (default: read-only)')
-    .addOption(
-      new Option('--log-level <level>', 'log level').choices([
-        'trace',
-        'debug',
-        'info',
-        'warn',
-        'error',
-        'fatal',
-        'silent',
-      ]),
-    );
+    .addOption(logLevelOption());
 
 /** `serve`'s options and action on `command`; `extension` is for test compositions only. */
 export function defineServe(command: Command, extension?: AppExtension): Command {

@@ -1,5 +1,5 @@
 // pgmcp command line: the composition root and the only code that writes to stdout/stderr.
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import {
   DEFAULT_TOKEN_LIFETIME,
   tokenCreate,
@@ -7,7 +7,14 @@ import {
   tokenRevoke,
   userCommand,
 } from './auth-commands.js';
-import { common, configFrom, defineServe, fail, type CommonOptions } from './commands.js';
+import {
+  common,
+  configFrom,
+  defineServe,
+  fail,
+  logLevelOption,
+  type CommonOptions,
+} from './commands.js';
 import { doctor } from './doctor.js';
 import { install } from './install.js';
 import { VERSION } from './version.js';
@@ -51,17 +58,7 @@ const stateOptions = (command: Command): Command =>
       'PostgreSQL URL, as for serve (the state database is state.url or the embedded one)',
     )
     .option('--data-dir <dir>', 'data directory of the embedded database')
-    .addOption(
-      new Option('--log-level <level>', 'log level (default warn)').choices([
-        'trace',
-        'debug',
-        'info',
-        'warn',
-        'error',
-        'fatal',
-        'silent',
-      ]),
-    );
+    .addOption(logLevelOption('log level (default warn)'));
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 

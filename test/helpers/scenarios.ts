@@ -270,6 +270,22 @@ export const scenarios: readonly Scenario[] = [
       const syntax = await query(conn, { query: 'select from where' });
       expect(syntax.isError).toBe(true);
       expect(text(syntax)).toMatch(/^ERROR 42601: syntax error at or near "where"/);
+      // query_database has an outputSchema; the error's code and SQLSTATE still reach clients.
+      expect(syntax['_meta']).toMatchObject({
+        'pgmcp/error': { code: 'PGMCP202', sqlstate: '42601' },
+      });
+    },
+  },
+  {
+    name: 'every tool names the database the same way',
+    async run({ conn, target }) {
+      const header = `Database: ${target.databaseName}`;
+      const first = async (name: string, args: Record<string, unknown>): Promise<string> =>
+        text(await conn.callTool(name, args)).split('\n')[0]!;
+      expect(await first('query_database', { query: 'select 1' })).toBe(header);
+      expect(await first('get_schema_info', { schema_name: target.schema })).toBe(header);
+      expect(await first('count_rows', { schema: target.schema, table: 'items' })).toBe(header);
+      expect(await first('execute_explain', { query: 'select 1' })).toBe(header);
     },
   },
   {

@@ -1,5 +1,4 @@
 // resources/list, resources/templates/list, resources/read and (legacy) subscriptions.
-import { paginate } from '../pagination.js';
 import { resourceNotFound } from '../errors.js';
 import {
   canUse,
@@ -20,35 +19,28 @@ export function resourceMethods(
   subscribe: Handler;
   unsubscribe: Handler;
 } {
-  const { registry, signer } = options;
-  const pageSize = options.pageSize ?? 100;
+  const { registry } = options;
 
   return {
-    async listResources(params, scope) {
-      const shown = shared.visible(registry.resources(), scope.channel.principal);
-      const page = paginate(signer, 'resources', shown.items, params['cursor'], pageSize);
-      const resources = page.items.map((r) => {
-        const item: Record<string, unknown> = { uri: r.uri, name: r.name };
-        if (r.title !== undefined) item['title'] = r.title;
-        if (r.description !== undefined) item['description'] = r.description;
-        if (r.mimeType !== undefined) item['mimeType'] = r.mimeType;
-        return item;
-      });
-      return { resources, ...page.next, ...shared.cacheHints(scope, shown.cacheScope) };
-    },
+    listResources: async (params, scope) =>
+      shared.listPage(
+        'resources',
+        'resources',
+        registry.resources(),
+        { required: ['uri', 'name'], optional: ['title', 'description', 'mimeType'] },
+        params,
+        scope,
+      ),
 
-    async listTemplates(params, scope) {
-      const shown = shared.visible(registry.templates(), scope.channel.principal);
-      const page = paginate(signer, 'templates', shown.items, params['cursor'], pageSize);
-      const resourceTemplates = page.items.map((t) => {
-        const item: Record<string, unknown> = { uriTemplate: t.uriTemplate, name: t.name };
-        if (t.title !== undefined) item['title'] = t.title;
-        if (t.description !== undefined) item['description'] = t.description;
-        if (t.mimeType !== undefined) item['mimeType'] = t.mimeType;
-        return item;
-      });
-      return { resourceTemplates, ...page.next, ...shared.cacheHints(scope, shown.cacheScope) };
-    },
+    listTemplates: async (params, scope) =>
+      shared.listPage(
+        'templates',
+        'resourceTemplates',
+        registry.templates(),
+        { required: ['uriTemplate', 'name'], optional: ['title', 'description', 'mimeType'] },
+        params,
+        scope,
+      ),
 
     async readResource(params, scope) {
       const uri = requireString(params, 'uri');

@@ -16,6 +16,7 @@ import {
   targetOf,
 } from '../input-required.js';
 import { RpcCodes, RpcError, type JsonRpcId } from '../jsonrpc.js';
+import { paginate } from '../pagination.js';
 
 export interface FeatureOptions {
   registry: Registry;
@@ -73,6 +74,23 @@ export function deniedError(kind: string, name: string, principal: Principal): R
   return forbidden(`Forbidden: your roles do not allow the ${kind} ${name}.`);
 }
 
+/** The named tool or prompt, if it exists (-32602 otherwise) and this caller may use it. */
+export function usable<T extends Gated>(
+  kind: 'tool' | 'prompt',
+  name: string,
+  found: T | undefined,
+  principal: Principal,
+): T {
+  if (!found) {
+    throw new RpcError(
+      RpcCodes.INVALID_PARAMS,
+      `Unknown ${kind}: ${name}. Call ${kind}s/list to see the ${kind}s.`,
+    );
+  }
+  if (!canUse(found, principal)) throw deniedError(kind, name, principal);
+  return found;
+}
+
 export function requireString(params: Record<string, unknown>, key: string): string {
   const value = params[key];
   if (typeof value !== 'string' || value === '') {
@@ -88,6 +106,18 @@ export interface Shared {
     principal: Principal,
   ): { items: readonly T[]; cacheScope: 'public' | 'private' };
   cacheHints(scope: RequestScope, cacheScope: 'public' | 'private'): Record<string, unknown>;
+  /**
+   * One page of a resource, template or prompt list as this caller sees it: `key` holds the
+   * items in wire form (the named fields, the optional ones only when set).
+   */
+  listPage<T extends Gated>(
+    kind: 'resources' | 'templates' | 'prompts',
+    key: string,
+    items: readonly T[],
+    fields: { required: readonly (keyof T)[]; optional: readonly (keyof T)[] },
+    params: Record<string, unknown>,
+    scope: RequestScope,
+  ): Record<string, unknown>;
   /**
    * Runs a handler with a CallContext; in the modern era also the input-required rounds.
    * Returns the handler's value, or an input-required result. What the protocol must answer
@@ -109,19 +139,42 @@ export function createShared(options: FeatureOptions): Shared {
   // only when a list changes, so this is computed once per snapshot.
   const gatedLists = new WeakMap<readonly Gated[], boolean>();
 
-  return {
-    visible(items, principal) {
-      if (!options.filterByAccess) return { items, cacheScope: 'public' };
-      let gated = gatedLists.get(items);
-      if (gated === undefined) {
-        gated = items.some((item) => item.allows !== undefined);
-        gatedLists.set(items, gated);
-      }
-      if (!gated) return { items, cacheScope: 'public' };
-      return { items: items.filter((item) => canUse(item, principal)), cacheScope: 'private' };
-    },
+  const pageSize = options.pageSize ?? 100;
+  const cacheHints = (
+    scope: RequestScope,
+    cacheScope: 'public' | 'private',
+  ): Record<string, unknown> => (scope.era === 'modern' ? { ttlMs, cacheScope } : {});
+  const visible = <T extends Gated>(
+    items: readonly T[],
+    principal: Principal,
+  ): { items: readonly T[]; cacheScope: 'public' | 'private' } => {
+    if (!options.filterByAccess) return { items, cacheScope: 'public' };
+    let gated = gatedLists.get(items);
+    if (gated === undefined) {
+      gated = items.some((item) => item.allows !== undefined);
+      gatedLists.set(items, gated);
+    }
+    if (!gated) return { items, cacheScope: 'public' };
+    return { items: items.filter((item) => canUse(item, principal)), cacheScope: 'private' };
+  };
 
-    cacheHints: (scope, cacheScope) => (scope.era === 'modern' ? { ttlMs, cacheScope } : {}),
+  return {
+    visible,
+    cacheHints,
+
+    listPage(kind, key, items, fields, params, scope) {
+      const shown = visible(items, scope.channel.principal);
+      const page = paginate(signer, kind, shown.items, params['cursor'], pageSize);
+      const wire = page.items.map((item) => {
+        const out: Record<string, unknown> = {};
+        for (const field of fields.required) out[field as string] = item[field];
+        for (const field of fields.optional) {
+          if (item[field] !== undefined) out[field as string] = item[field];
+        }
+        return out;
+      });
+      return { [key]: wire, ...page.next, ...cacheHints(scope, shown.cacheScope) };
+    },
 
     async withContext(params, scope, target, body) {
       // A bad requestState is refused before anything is registered for this request.

@@ -3,17 +3,10 @@
 import { isAppError } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/specs.js';
 import { errorCodeOf, toolError, toolErrorResult } from '../errors.js';
-import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
+import { isObject } from '../jsonrpc.js';
 import { paginate } from '../pagination.js';
 import { prebuild } from '../serialize.js';
-import {
-  canUse,
-  deniedError,
-  requireString,
-  type FeatureOptions,
-  type Handler,
-  type Shared,
-} from './shared.js';
+import { requireString, usable, type FeatureOptions, type Handler, type Shared } from './shared.js';
 
 export function toolMethods(
   options: FeatureOptions,
@@ -64,32 +57,25 @@ export function toolMethods(
     async callTool(params, scope) {
       const name = requireString(params, 'name');
       const entry = registry.tool(name);
-      const unknownTool = (): RpcError =>
-        new RpcError(
-          RpcCodes.INVALID_PARAMS,
-          `Unknown tool: ${name}. Call tools/list to see the tools.`,
-        );
-      if (!entry) throw unknownTool();
-      const principal = scope.channel.principal;
-      if (!canUse(entry.spec, principal)) throw deniedError('tool', name, principal);
+      usable('tool', name, entry?.spec, scope.channel.principal);
       const args = params['arguments'] ?? {};
       if (!isObject(args))
         return { ...toolError(`Invalid arguments for ${name}: arguments must be an object.`) };
-      const issues = entry.validate(args);
+      const issues = entry!.validate(args);
       if (issues) return { ...toolError(`Invalid arguments for ${name}: ${issues.join('; ')}.`) };
       try {
         const outcome = await shared.withContext(
           params,
           scope,
           { method: 'tools/call', name, args },
-          (ctx) => entry.spec.call(args, ctx),
+          (ctx) => entry!.spec.call(args, ctx),
         );
         if ('inputRequired' in outcome) return outcome.inputRequired;
         return { ...outcome.value };
       } catch (error) {
         if (!isAppError(error) || error.category === 'internal') throw error;
         if (scope.note) scope.note.errorCode = errorCodeOf(error);
-        return { ...toolErrorResult(error, entry.spec.outputSchema !== undefined) };
+        return { ...toolErrorResult(error, entry!.spec.outputSchema !== undefined) };
       }
     },
   };

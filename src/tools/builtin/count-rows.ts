@@ -152,7 +152,7 @@ export function createCountRowsTool(deps: CountRowsDeps): ToolSpec {
           content: [
             {
               type: 'text',
-              text: `Database: ${snapshot.database}\n\n${rel.schema}.${rel.name}: ${plural(count, 'row')}${filter}.`,
+              text: `Database: ${catalog.databaseName}\n\n${rel.schema}.${rel.name}: ${plural(count, 'row')}${filter}.`,
             },
           ],
           structuredContent: { schema: rel.schema, table: rel.name, count },

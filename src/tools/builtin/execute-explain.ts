@@ -172,7 +172,7 @@ export function createExecuteExplainTool(deps: ExplainDeps): ToolSpec {
         content: [
           {
             type: 'text',
-            text: `Database: ${snapshot.database}\n\nQuery plan${analyze ? ' (ANALYZE: the query was executed)' : ''}:\n${planText}\n\nAnalysis:\n${analysis}`,
+            text: `Database: ${catalog.databaseName}\n\nQuery plan${analyze ? ' (ANALYZE: the query was executed)' : ''}:\n${planText}\n\nAnalysis:\n${analysis}`,
           },
         ],
         structuredContent: { plan: doc, findings },

@@ -97,7 +97,7 @@ export function createGetSchemaInfoTool(
       const compact = args['compact'] === true;
       const withPartitions = args['include_partitions'] === true;
       const snapshot = await catalog.snapshot();
-      const header = `Database: ${snapshot.database}`;
+      const header = `Database: ${catalog.databaseName}`;
 
       let relations: readonly RelationDescriptor[] = snapshot.relations;
       let schemaLabel: string | null = null;

@@ -140,7 +140,7 @@ export function createBuiltinPrompts(deps: PromptDeps): PromptSpec[] {
     async get() {
       const snapshot = await catalog.snapshot();
       const text = [
-        `Help me explore the PostgreSQL database "${snapshot.database}". This is what it holds (tables and views with their descriptions and approximate row counts):`,
+        `Help me explore the PostgreSQL database "${catalog.databaseName}". This is what it holds (tables and views with their descriptions and approximate row counts):`,
         '',
         ...overview(snapshot),
         'How to look further:',
@@ -151,7 +151,7 @@ export function createBuiltinPrompts(deps: PromptDeps): PromptSpec[] {
         '',
         'First describe in a few sentences what this database appears to be for and how its main tables relate, then suggest three questions it could answer, each with the tables it would use.',
       ].join('\n');
-      return userMessage(text, `Overview of ${snapshot.database} and how to explore it`);
+      return userMessage(text, `Overview of ${catalog.databaseName} and how to explore it`);
     },
   };
 
