@@ -8,8 +8,8 @@
 //   BENCH_WARMUP_SECONDS   warm-up seconds per cell (default min(2, BENCH_SECONDS))
 //   BENCH_ROUNDS           rounds over all cells, order reversed every other round (default 2)
 //   BENCH_CONCURRENCY      comma list (default 1,8,32)
-//   BENCH_ONLY             comma list of variant keys
-//                          (echo,ping,list,list-modern,call,raw,raw-tx,routine,raw-routine)
+//   BENCH_ONLY             comma list of variant keys (echo,echo-list,ping,list,list-modern,
+//                          call,call-auth,raw,raw-tx,routine,raw-routine)
 //   BENCH_VALIDATE_EVERY   parse and check every Nth HTTP answer in full (default 8; 1 = all)
 //   BENCH_DATABASE_URL     default postgres://postgres@127.0.0.1:5432/test
 //   BENCH_PROFILE=1        run pgmcp under --cpu-prof and print where its time went
@@ -107,6 +107,17 @@ const VARIANTS = [
     op: 'tools/call',
     era: 'legacy',
   },
+  {
+    // The same call with a bearer token, on the same server: every request's token is checked
+    // (on loopback a bearer is verified even though auth is not required).
+    key: 'call-auth',
+    label: 'pgmcp tools/call, Authorization: Bearer',
+    kind: 'http',
+    server: 'pgmcp',
+    op: 'tools/call',
+    era: 'legacy',
+    auth: true,
+  },
   { key: 'raw', label: `raw pg.Pool(${POOL_SIZE}) same lookup`, kind: 'pg', mode: 'plain' },
   {
     key: 'routine',
@@ -195,10 +206,45 @@ function withAppName(url, name) {
   return parsed.toString();
 }
 
-async function startPgmcp(profileDir) {
-  const env = Object.fromEntries(
+/** The environment pgmcp children get: none of the caller's PGMCP_ settings. */
+function pgmcpEnv() {
+  return Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith('PGMCP_') && k !== 'DATABASE_URL'),
   );
+}
+
+/**
+ * pgmcp's state database (tokens, sessions, audit): the embedded one in a directory of the
+ * bench's own, so a developer's server holding .pgmcp/data is never touched. It persists
+ * between runs (results/ is ignored by git), which spares the embedded database's first start.
+ */
+const STATE_DIR = path.join(resultsDir, 'state');
+
+/**
+ * An API token for the call-auth variant, made the way an operator makes one, in the state
+ * database the server will use. A fresh name each run (names are unique among live tokens); it
+ * expires within the hour, so tokens left by earlier runs are dead.
+ */
+function createToken() {
+  const name = `bench-${new Date()
+    .toISOString()
+    .replace(/[^0-9]/g, '')
+    .slice(0, 14)}-${process.pid}`;
+  const args = [path.join(root, 'bin', 'pgmcp'), 'token', 'create', '--name', name];
+  args.push('--expires', '1h', '--data-dir', STATE_DIR);
+  const token = execFileSync(process.execPath, args, {
+    cwd: root,
+    env: pgmcpEnv(),
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 120_000,
+  }).trim();
+  if (!/^pgmcp_[A-Za-z0-9_-]+$/.test(token)) throw new Error('pgmcp token create printed no token');
+  return { name, token };
+}
+
+async function startPgmcp(profileDir) {
+  const env = pgmcpEnv();
   env.PGMCP_POOL_SIZE = String(POOL_SIZE);
   const args = [
     ...profileFlags(profileDir),
@@ -208,6 +254,8 @@ async function startPgmcp(profileDir) {
     '127.0.0.1:0',
     '--database',
     withAppName(databaseUrl, APP_NAMES.server),
+    '--data-dir',
+    STATE_DIR,
   ];
   const child = track(
     spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] }),
@@ -365,10 +413,12 @@ const dropFixture = () =>
 
 // ---- MCP legacy session -------------------------------------------------------------------
 
-async function openLegacySession(url) {
+/** `extra` (an Authorization header) goes on every request: the session belongs to that caller. */
+async function openLegacySession(url, extra = {}) {
   const base = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
+    ...extra,
   };
   const init = await fetch(url, {
     method: 'POST',
@@ -391,7 +441,7 @@ async function openLegacySession(url) {
   if (!sessionId || version !== LEGACY_VERSION) {
     throw new Error(`initialize failed: HTTP ${init.status} ${body.slice(0, 300)}`);
   }
-  const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': LEGACY_VERSION };
+  const headers = { ...extra, 'mcp-session-id': sessionId, 'mcp-protocol-version': LEGACY_VERSION };
   const initialized = await fetch(url, {
     method: 'POST',
     headers: { ...base, ...headers },
@@ -434,6 +484,8 @@ async function main() {
 
   const cpus = os.availableParallelism?.() ?? os.cpus().length;
   const postgresVersion = await createFixture();
+  // Before the server starts, so the command opens the state database itself.
+  const bearer = variants.some((v) => v.auth) ? createToken() : null;
   const startedAt = performance.now();
   const [echo, pgmcp] = await Promise.all([
     startEcho(profileDir && path.join(profileDir, 'echo')),
@@ -441,6 +493,19 @@ async function main() {
   ]);
   const loadgen = startLoadgen();
   const legacyHeaders = await openLegacySession(pgmcp.url);
+  const authHeaders = bearer
+    ? await openLegacySession(pgmcp.url, { authorization: `Bearer ${bearer.token}` })
+    : null;
+  if (bearer) {
+    // The server must take the token for who it names, or call-auth measures nothing.
+    const info = await fetch(new URL('/api/user/info', pgmcp.url), {
+      headers: { authorization: authHeaders.authorization },
+      signal: AbortSignal.timeout(10_000),
+    }).then((r) => r.json());
+    if (info.authenticated !== true || info.kind !== 'token' || info.username !== bearer.name) {
+      throw new Error(`the bench token was not accepted: ${JSON.stringify(info)}`);
+    }
+  }
   const modernHeaders = { 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'tools/list' };
   // The echo learns pgmcp's tools/list answer, for the same-payload baseline.
   const listed = await fetch(pgmcp.url, {
@@ -468,8 +533,13 @@ async function main() {
         ...timing,
       };
     }
-    const headers =
-      variant.era === 'legacy' ? legacyHeaders : variant.era === 'modern' ? modernHeaders : {};
+    const headers = variant.auth
+      ? authHeaders
+      : variant.era === 'legacy'
+        ? legacyHeaders
+        : variant.era === 'modern'
+          ? modernHeaders
+          : {};
     const url = variant.server === 'echo' ? echo.url : pgmcp.url;
     return { kind: 'http', op: variant.op, url, headers, ...timing };
   };
@@ -554,7 +624,7 @@ async function main() {
         });
         const d = closed ? cpuDeltas(closed.start, closed.end) : {};
         const server = variant.kind === 'pg' ? null : variant.server === 'echo' ? 'echo' : 'pgmcp';
-        const usesDb = variant.key === 'call' || variant.key === 'routine' || variant.kind === 'pg';
+        const usesDb = variant.op?.startsWith('tools/call') || variant.kind === 'pg';
         const cell = {
           round,
           variant: variant.key,
@@ -633,7 +703,25 @@ async function main() {
     callVsRawTx: {},
     rawTxVsRaw: {},
     routineVsRaw: {},
+    callAuthVsCall: {},
   };
+  /** Median over rounds of the paired difference in server CPU per request, a − b (µs). */
+  const serverCpuDelta = (a, b, concurrency) => {
+    const diffs = [];
+    for (let round = 0; round < rounds; round++) {
+      const x = cells.find(
+        (c) => c.variant === a && c.concurrency === concurrency && c.round === round,
+      );
+      const y = cells.find(
+        (c) => c.variant === b && c.concurrency === concurrency && c.round === round,
+      );
+      if (x?.serverCpuUsPerReq != null && y?.serverCpuUsPerReq != null) {
+        diffs.push(x.serverCpuUsPerReq - y.serverCpuUsPerReq);
+      }
+    }
+    return median(diffs);
+  };
+  const bearerCpuUs = {};
   for (const c of concurrencies) {
     if (has('list') && has('echo')) ratios.listVsEcho[c] = ratio('list', 'echo', c);
     if (has('list') && has('echo-list')) {
@@ -647,6 +735,10 @@ async function main() {
     if (has('raw-tx') && has('raw')) ratios.rawTxVsRaw[c] = ratio('raw-tx', 'raw', c);
     if (has('routine') && has('raw-routine'))
       ratios.routineVsRaw[c] = ratio('routine', 'raw-routine', c);
+    if (has('call-auth') && has('call')) {
+      ratios.callAuthVsCall[c] = ratio('call-auth', 'call', c);
+      bearerCpuUs[c] = serverCpuDelta('call-auth', 'call', c);
+    }
   }
   const minC = Math.min(...concurrencies);
   const callOverheadP50 = has('call') && has('raw') ? p50Overhead('call', 'raw', minC) : null;
@@ -669,6 +761,12 @@ async function main() {
   };
   targets.routineVsRawAt32.pass =
     targets.routineVsRawAt32.value === null ? null : targets.routineVsRawAt32.value >= 0.75;
+  targets.callAuthVsCallAt32 = {
+    target: '>= 0.90 (issue 8, not enforced)',
+    value: ratios.callAuthVsCall[32] ?? null,
+  };
+  targets.callAuthVsCallAt32.pass =
+    targets.callAuthVsCallAt32.value === null ? null : targets.callAuthVsCallAt32.value >= 0.9;
   targets.listVsEchoAt32.pass =
     targets.listVsEchoAt32.value === null ? null : targets.listVsEchoAt32.value >= 0.6;
   targets.callVsRawAt32.pass =
@@ -732,6 +830,12 @@ async function main() {
   if (Object.keys(ratios.rawTxVsRaw).length) row('pgmcp db layer / raw pg.Pool', ratios.rawTxVsRaw);
   if (Object.keys(ratios.routineVsRaw).length)
     row('tools/call kv_get / raw select kv_get', ratios.routineVsRaw);
+  if (Object.keys(ratios.callAuthVsCall).length) {
+    row('tools/call with bearer / anonymous', ratios.callAuthVsCall);
+    lines.push(
+      `  ${pad('bearer check, server CPU per request', 40, true)} ${concurrencies.map((c) => `C=${c}: ${fixed(bearerCpuUs[c], 1)} µs`).join('   ')}`,
+    );
+  }
   if (callOverheadP50 !== null)
     lines.push(
       `  p50 overhead tools/call − raw pg.Pool at C=${minC}: ${fixed(callOverheadP50, 3)} ms`,
@@ -753,6 +857,9 @@ async function main() {
   );
   lines.push(
     `  routine tools/call / raw at C=32 ${fixed(targets.routineVsRawAt32.value, 2)}×  (issue 4: ≥ 0.75×, reported only)  ${verdict(targets.routineVsRawAt32.pass)}`,
+  );
+  lines.push(
+    `  bearer / anonymous call at C=32  ${fixed(targets.callAuthVsCallAt32.value, 2)}×  (issue 8: ≥ 0.90×, reported only)  ${verdict(targets.callAuthVsCallAt32.pass)}`,
   );
   if (maxC !== 32)
     lines.push(`  (C=32 not measured: BENCH_CONCURRENCY=${concurrencies.join(',')})`);
@@ -823,6 +930,7 @@ async function main() {
     },
     summary,
     ratios,
+    bearerServerCpuUsPerReq: bearerCpuUs,
     callP50OverheadMs: { vsRaw: callOverheadP50, vsRawTx: callOverheadVsTxP50, concurrency: minC },
     targets,
     failedRequests: failed,
