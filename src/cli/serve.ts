@@ -7,7 +7,6 @@ import { isLoopbackAddress } from '../http/origin.js';
 import { createHttpServer } from '../http/server.js';
 import { loadTlsMaterial } from '../http/tls.js';
 import { startStdioServer } from '../mcp/stdio.js';
-import { bindSessionNotifications } from '../mcp/subscriptions.js';
 import { openAuth, type Authenticator } from '../auth/index.js';
 import { registerAuthenticateUser } from '../tools/builtin/index.js';
 import { configError } from '../config/index.js';
@@ -68,7 +67,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       principal,
     });
     // list_changed and resources/updated reach the stdio client as they do HTTP sessions.
-    bindSessionNotifications(app.registry, () => [server.session]);
+    app.dispatcher.bindSessions(() => [server.session]);
     logger.info(
       { database: app.db.name, writes: config.database.allowWrites },
       `pgmcp ${VERSION} serving MCP on stdio`,
@@ -105,7 +104,6 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
   const http = createHttpServer({
     options: { ...config.http },
     dispatcher: app.dispatcher,
-    registry: app.registry,
     logger,
     auth: {
       required,

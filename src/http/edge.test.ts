@@ -70,7 +70,6 @@ async function start(edge: Partial<EdgeOptions>, bindHost = '127.0.0.1'): Promis
       keepAliveMs: 0,
     },
     dispatcher,
-    registry,
     logger,
     health: async () => ({ ok: true, database: 'none' }),
     edge: { ...NO_EDGE, ...edge },

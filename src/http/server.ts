@@ -4,8 +4,6 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Dispatcher } from '../mcp/dispatcher.js';
 import { RpcCodes } from '../mcp/jsonrpc.js';
-import { bindSessionNotifications } from '../mcp/subscriptions.js';
-import type { Registry } from '../tools/registry.js';
 import { registerApiRoutes, type ApiDeps } from '../api/index.js';
 import { registerAuthentication, type HttpAuthOptions } from './authenticate.js';
 import { NO_EDGE, registerEdge, type EdgeOptions } from './edge.js';
@@ -35,7 +33,6 @@ export interface HealthReport {
 export interface HttpServerDeps {
   options: HttpOptions;
   dispatcher: Dispatcher;
-  registry: Registry;
   logger: Logger;
   /** Who may call; absent: everyone is anonymous and nothing requires authentication. */
   auth?: Omit<HttpAuthOptions, 'mcpPaths' | 'logger'>;
@@ -70,7 +67,7 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     keepAliveMs: options.keepAliveMs,
     logger,
   });
-  const unbind = bindSessionNotifications(deps.registry, () => sessions.all());
+  const unbind = dispatcher.bindSessions(() => sessions.all());
   const policy = createOriginPolicy({
     bindHost: options.host,
     allowedHosts: options.allowedHosts,

@@ -19,7 +19,7 @@ import {
   type JsonRpcResponse,
 } from './jsonrpc.js';
 import { createFeatures, type FeatureOptions, type RequestScope } from './methods/index.js';
-import type { InFlight } from './session.js';
+import type { InFlight, Session } from './session.js';
 import {
   ALL_VERSIONS,
   isModernVersion,
@@ -29,7 +29,7 @@ import {
   META_SERVER_INFO,
 } from './versions.js';
 import { LOG_LEVELS, type LogLevel } from '../core/specs.js';
-import { listen, parseListenFilter } from './subscriptions.js';
+import { bindSessionNotifications, listen, parseListenFilter } from './subscriptions.js';
 
 export type Era = 'legacy' | 'modern';
 
@@ -55,6 +55,11 @@ export interface Dispatcher {
   handleRequest(request: JsonRpcRequest, era: Era, channel: RequestChannel): Promise<Outcome>;
   /** Act on a notification; only cancellation needs the requests in flight. */
   handleNotification(notification: JsonRpcNotification, inFlight: InFlight | null): void;
+  /**
+   * Deliver list_changed and resources/updated to these legacy sessions (HTTP's, stdio's one)
+   * as the catalog changes. Returns the unsubscribe.
+   */
+  bindSessions(sessions: () => Iterable<Session>): () => void;
   /** Modern era over HTTP: the headers must agree with the body. An error outcome when not. */
   checkHeaders(request: JsonRpcRequest, headers: Record<string, HeaderValue>): Outcome | null;
   /** Capabilities as advertised by initialize and server/discover. */
@@ -304,6 +309,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         inFlight.get(id)?.abort(new Error(String(params['reason'] ?? 'cancelled by the client')));
       }
     },
+    bindSessions: (sessions) => bindSessionNotifications(options.registry, sessions),
     checkHeaders(request, headers) {
       try {
         checkModernHeaders(
