@@ -61,11 +61,19 @@ export async function createApp(
   );
   await loadSqlParser();
   const signer = createSigner(config.server.stateSecret);
-  // The state schema (tokens, users, sessions, audit) is never served: on the embedded default
-  // it lives beside the demo data, and its password hashes are nobody's business.
+  // Where the state schema (tokens, users, sessions, audit) shares the served database (the
+  // embedded default keeps it beside the demo data), it is never served: its password hashes
+  // are nobody's business. (An active policy also hides the planner statistics, which hold
+  // sample values of every column.)
+  const stateServed =
+    config.state.url === null
+      ? config.database.url === null
+      : config.state.url === config.database.url;
   const policy = createAccessPolicy({
     ...config.database.access,
-    denySchemas: [...new Set([...config.database.access.denySchemas, STATE_SCHEMA])],
+    denySchemas: stateServed
+      ? [...new Set([...config.database.access.denySchemas, STATE_SCHEMA])]
+      : config.database.access.denySchemas,
   });
   const deniedFunctions = [...DEFAULT_DENIED_FUNCTIONS, ...config.database.deniedFunctions];
   const limits = {

@@ -106,9 +106,13 @@ describe.skipIf(!info)('SQL handler registry', () => {
 
   it('installs, and installing again is a no-op', async () => {
     const first = await withClient(adminUrl, (c) => applyRegistryScripts(pgRunner(c)));
-    expect(first).toEqual({ before: null, after: 1, applied: ['001_init.sql'] });
+    expect(first).toEqual({
+      before: null,
+      after: 2,
+      applied: ['001_init.sql', '002_caller.sql'],
+    });
     const second = await withClient(adminUrl, (c) => applyRegistryScripts(pgRunner(c)));
-    expect(second).toEqual({ before: 1, after: 1, applied: [] });
+    expect(second).toEqual({ before: 2, after: 2, applied: [] });
     await withClient(adminUrl, async (c) => {
       await c.query(HANDLERS_SQL);
       if (pgInfo.role === TEST_ROLE) await c.query('SELECT mcp.grant_runtime($1)', [TEST_ROLE]);
@@ -135,7 +139,7 @@ describe.skipIf(!info)('SQL handler registry', () => {
       exchangeLog: log,
     });
     expect(loaded.installed).toBe(true);
-    expect(loaded.version).toBe(1);
+    expect(loaded.version).toBe(2);
     expect(loaded.tools.map((t) => t.name)).toEqual(['public_fail', 'soft_error', 'whoami']);
     expect(loaded.templates.map((t) => t.uriTemplate)).toEqual(['doc://{schema}/{table}']);
     expect(loaded.resources.map((r) => r.uri)).toEqual(['doc://about']);

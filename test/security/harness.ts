@@ -71,9 +71,11 @@ export function fixtureSql(s: string): string {
 
 /**
  * Everything a write could change, in one row. No backslashes in it: the fixture database reads
- * strings with standard_conforming_strings off.
+ * strings with standard_conforming_strings off. `statistics` false where the snapshot is read
+ * through the server and the served database holds the state schema (the embedded default):
+ * pgmcp then hides the planner statistics, which would show sample values of its tables.
  */
-export function snapshotSql(s: string, role: string): string {
+export function snapshotSql(s: string, role: string, statistics = true): string {
   const count = (from: string) => `(SELECT count(*) FROM ${from})::int`;
   return `SELECT
     ${count('pg_catalog.pg_class')} AS relations,
@@ -95,7 +97,7 @@ export function snapshotSql(s: string, role: string): string {
     (SELECT coalesce(relacl::text, '') FROM pg_catalog.pg_class WHERE oid = '${s}.sentinel'::regclass) AS sentinel_acl,
     obj_description('${s}.sentinel'::regclass, 'pg_class') AS sentinel_comment,
     (SELECT last_value::text || ':' || is_called::text FROM ${s}.sentinel_seq) AS sequence,
-    ${count(`pg_catalog.pg_stats WHERE schemaname = '${s}'`)} AS statistics,
+    ${statistics ? count(`pg_catalog.pg_stats WHERE schemaname = '${s}'`) : "'hidden'"} AS statistics,
     ${count("pg_catalog.pg_file_settings WHERE sourcefile LIKE '%auto.conf'")} AS auto_conf_settings`;
 }
 
@@ -185,7 +187,9 @@ export async function startTarget(setup: TargetSetup): Promise<Target> {
     conn: c,
     victimPid: setup.victimPid,
     snapshot: () =>
-      setup.snapshot ? setup.snapshot(c) : queryRow(c, snapshotSql(setup.schema, setup.role)),
+      setup.snapshot
+        ? setup.snapshot(c)
+        : queryRow(c, snapshotSql(setup.schema, setup.role, setup.kind !== 'embedded')),
     checkOutside: setup.checkOutside ?? (async () => undefined),
     async teardown() {
       await c.close().catch(() => undefined);
