@@ -82,7 +82,12 @@ function answerFor(error: unknown, logger: Logger, request: FastifyRequest): Ans
     'api request failed',
   );
   if (isAppError(error) && error.category === 'unavailable') {
-    return { status: 503, message: `${error.message} (ref ${ref})`, headers: {} };
+    // The message may name the state database's host: it stays in the log.
+    return {
+      status: 503,
+      message: `the service is unavailable; try again later (ref ${ref})`,
+      headers: { 'retry-after': '5' },
+    };
   }
   return { status: 500, message: `internal error (ref ${ref})`, headers: {} };
 }

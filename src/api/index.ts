@@ -19,7 +19,7 @@ export const API_PREFIX = '/api';
 /**
  * Adds the /api routes to `app` in a scope of their own (their body parser, schema compiler,
  * error and not-found handlers stay inside it). Hooks `app` has when it starts, such as the
- * HTTP layer's onRequest that sets `request.principal`, apply to them.
+ * HTTP layer's hook that sets `request.principal`, apply to them.
  */
 export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
   void app.register(

@@ -58,7 +58,11 @@ export function createAuth(db: StateDb, options: AuthOptions): Authenticator {
   const onError = options.onError ?? (() => undefined);
   const audit = options.audit ?? createAuditLog({ db: null, file: null });
 
+  // Bumped by every invalidation: a lookup that was in flight meanwhile is not cached, so a
+  // token revoked during its own check is not trusted for another cacheTtlMs.
+  let generation = 0;
   const invalidate = (what: Invalidation): void => {
+    generation++;
     for (const [key, entry] of cache) {
       const { principal, sessionId } = entry.verified;
       const hit =
@@ -114,9 +118,10 @@ export function createAuth(db: StateDb, options: AuthOptions): Authenticator {
       const hit = cache.get(key);
       if (hit && hit.until > now) return hit.verified.principal;
       if (hit) cache.delete(key);
+      const seen = generation;
       const result = kind === 'token' ? await tokens.lookup(raw) : await sessions.lookup(raw);
       if ('reason' in result) return result;
-      remember(key, result, now);
+      if (seen === generation) remember(key, result, now);
       return result.principal;
     },
     async close() {

@@ -8,7 +8,7 @@ import type { AuditLog } from './audit.js';
 import { bearerKind, hashBearer, isDisplayPrefix, newBearerSecret, sameDigest } from './secrets.js';
 import type { StateDb } from './state-db.js';
 import type { AuthFailure, ChangeContext, InvalidationListener, Verified } from './types.js';
-import { assertName, assertRoles, createLastUseThrottle } from './validate.js';
+import { assertName, assertPgRole, assertRoles, createLastUseThrottle } from './validate.js';
 
 export interface TokenRecord {
   readonly id: string;
@@ -207,7 +207,7 @@ export function createTokenStore(db: StateDb, options: TokenStoreOptions = {}): 
             secret.hash,
             roles,
             input.boundDatabase ?? null,
-            input.pgRole ?? null,
+            assertPgRole(input.pgRole),
             input.expiresInSeconds,
           ],
         );

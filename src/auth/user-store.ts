@@ -7,7 +7,7 @@ import type { AuditEventName, AuditLog } from './audit.js';
 import { DEFAULT_SCRYPT, hashPassword, type ScryptParams } from './secrets.js';
 import type { StateDb } from './state-db.js';
 import type { ChangeContext, InvalidationListener } from './types.js';
-import { assertName, assertPassword, assertRoles } from './validate.js';
+import { assertName, assertPassword, assertPgRole, assertRoles } from './validate.js';
 
 export interface UserRecord {
   readonly id: string;
@@ -128,7 +128,7 @@ export function createUserStore(db: StateDb, options: UserStoreOptions = {}): Us
       try {
         const { rows } = await db.query<UserRow>(
           `INSERT INTO pgmcp.users (id, username, password_hash, roles, pg_role) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-          [randomUUID(), username, hash, roles, input.pgRole ?? null],
+          [randomUUID(), username, hash, roles, assertPgRole(input.pgRole)],
         );
         const user = toRecord(rows[0]!);
         audit('user_added', user, context, { roles });
@@ -183,7 +183,7 @@ export function createUserStore(db: StateDb, options: UserStoreOptions = {}): Us
         sets.push(`roles = $${values.length + 1}`);
       }
       if (input.pgRole !== undefined) {
-        values.push(input.pgRole);
+        values.push(assertPgRole(input.pgRole));
         sets.push(`pg_role = $${values.length + 1}`);
       }
       if (sets.length === 0) {

@@ -36,6 +36,30 @@ export function assertRoles(values: readonly string[]): string[] {
   return roles;
 }
 
+// A PostgreSQL role name a caller's calls may run as (SET LOCAL ROLE). Words PostgreSQL reads
+// specially there ('none' resets to the login role) are refused: they would lift the ceiling.
+const PG_ROLE = /^[A-Za-z_][A-Za-z0-9_$-]{0,62}$/;
+const PG_ROLE_WORDS = new Set([
+  'none',
+  'public',
+  'session_user',
+  'current_user',
+  'current_role',
+  'default',
+]);
+
+/** A --pg-role / pg_role value: null stays null; anything else must be a plain role name. */
+export function assertPgRole(value: string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  const role = value.trim();
+  if (!PG_ROLE.test(role) || PG_ROLE_WORDS.has(role.toLowerCase())) {
+    throw invalid(
+      `pg role: expected a PostgreSQL role name (letters, digits, _ $ -; not ${[...PG_ROLE_WORDS].join(', ')}), got ${JSON.stringify(value)}`,
+    );
+  }
+  return role;
+}
+
 export const MIN_PASSWORD_LENGTH = 8;
 const MAX_PASSWORD_LENGTH = 1024;
 

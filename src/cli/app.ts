@@ -61,14 +61,12 @@ export async function createApp(
   );
   await loadSqlParser();
   const signer = createSigner(config.server.stateSecret);
-  // Where the state schema (tokens, users, sessions, audit) shares the served database (the
-  // embedded default keeps it beside the demo data), it is never served: its password hashes
-  // are nobody's business. (An active policy also hides the planner statistics, which hold
-  // sample values of every column.)
+  // Where the served database holds the state schema (tokens, users, sessions, audit) — the
+  // embedded default keeps it beside the demo data; a state.url may name the served database
+  // in another spelling — it is never served: its hashes are nobody's business. (An active
+  // policy also hides the planner statistics, which hold sample values of every column.)
   const stateServed =
-    config.state.url === null
-      ? config.database.url === null
-      : config.state.url === config.database.url;
+    (config.state.url === null && config.database.url === null) || (await holdsStateSchema(db));
   const policy = createAccessPolicy({
     ...config.database.access,
     denySchemas: stateServed
@@ -192,6 +190,19 @@ export async function createApp(
       await db.close();
     },
   };
+}
+
+/** Whether the served database holds pgmcp's state schema (a state.url naming it). */
+async function holdsStateSchema(db: Database): Promise<boolean> {
+  try {
+    const { rows } = await db.withOwnConnection((client) =>
+      client.query<{ ok: boolean }>(`SELECT to_regnamespace('${STATE_SCHEMA}') IS NOT NULL AS ok`),
+    );
+    return rows[0]?.ok === true;
+  } catch {
+    // Unknown: deny it, as a state schema would be.
+    return true;
+  }
 }
 
 /** Whether the SQL handler registry (schema mcp, with its exchange table) is installed. */

@@ -7,7 +7,7 @@ import { isLoopbackAddress } from '../http/origin.js';
 import { createHttpServer } from '../http/server.js';
 import { loadTlsMaterial } from '../http/tls.js';
 import { startStdioServer } from '../mcp/stdio.js';
-import { openAuth, type Authenticator } from '../auth/index.js';
+import { createAuditLog, openAuth, type AuditLog, type Authenticator } from '../auth/index.js';
 import { registerAuthenticateUser } from '../tools/builtin/index.js';
 import { configError } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
@@ -68,6 +68,20 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     });
     // list_changed and resources/updated reach the stdio client as they do HTTP sessions.
     app.dispatcher.bindSessions(() => [server.session]);
+    // stdio opens no state database: tool calls are audited to audit.file when there is one.
+    if (config.audit.file !== null) {
+      const audit = createAuditLog({
+        db: null,
+        file: config.audit.file,
+        onError: (error) =>
+          logger.warn({ err: { message: error.message } }, 'audit file write failed'),
+      });
+      auditToolCalls(app, audit);
+      closeAll = async () => {
+        await audit.close();
+        await app.close();
+      };
+    }
     logger.info(
       { database: app.db.name, writes: config.database.allowWrites },
       `pgmcp ${VERSION} serving MCP on stdio`,
@@ -95,7 +109,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     await app.close();
     throw error;
   }
-  auditToolCalls(app, auth);
+  auditToolCalls(app, auth.audit);
   // For clients that speak only MCP: a login session from a username and password.
   registerAuthenticateUser(app.registry, {
     login: (username, password, clientAddress) =>
@@ -213,10 +227,10 @@ async function hasNoCredentials(auth: Authenticator): Promise<boolean> {
 }
 
 /** Every tool call goes to the audit log with who made it, where, how long and how it ended. */
-function auditToolCalls(app: App, auth: Authenticator): void {
+function auditToolCalls(app: App, audit: AuditLog): void {
   app.onExchange((record) => {
     if (record.method !== 'tools/call' || !record.name) return;
-    auth.audit.toolCall({
+    audit.toolCall({
       principal: record.principal,
       database: app.db.name,
       tool: record.name,

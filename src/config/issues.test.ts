@@ -196,3 +196,14 @@ describe('secrets never appear in messages', () => {
     expect(error.message).not.toContain(secret);
   });
 });
+
+describe('auth.trustedProxies', () => {
+  it.each(['10.0.0.0/33', '1.2.3', '300.1.1.1', '::1/129', '10.0.0.1/8/1', 'proxy.example.com'])(
+    'refuses %s as a config error',
+    (value) => {
+      const error = failure({}, { PGMCP_TRUSTED_PROXIES: value });
+      expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);
+      expect(error.message).toMatch(/^auth\.trustedProxies/);
+    },
+  );
+});

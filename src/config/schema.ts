@@ -1,6 +1,7 @@
 // The one description of pgmcp's configuration: types, defaults and validation rules.
 // Every source (file, env, flags) is merged into a plain object first and validated here
 // once, so a value is judged the same way wherever it came from.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -173,11 +174,16 @@ const stateSchema = section({
 });
 
 // A peer address or CIDR range: 10.0.0.1, 10.0.0.0/8, ::1, fd00::/8.
-const addressItem = z
-  .string({ error: 'expected a string' })
-  .regex(/^([0-9.]+|[0-9a-f:.]*:[0-9a-f:.]*)(\/\d{1,3})?$/i, {
-    error: 'expected an IP address or CIDR range such as 10.0.0.0/8 or ::1',
-  });
+const addressItem = z.string({ error: 'expected a string' }).refine(
+  (value) => {
+    const [address = '', bits, extra] = value.split('/');
+    const family = isIP(address);
+    if (family === 0 || extra !== undefined) return false;
+    if (bits === undefined) return true;
+    return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+  },
+  { error: 'expected an IP address or CIDR range such as 10.0.0.0/8 or ::1' },
+);
 
 const headerName = z
   .string({ error: 'expected a string' })

@@ -80,6 +80,28 @@ const SETTINGS_SQL =
   // The configured role, or 'none' (the login role): a role a function set on the session
   // earlier never carries into this call.
   " set_config('role', $6, true)";
+/**
+ * The role a call runs as: the caller's own PostgreSQL role when it has a usable one, else the
+ * configured role, else 'none' (the login role). Words PostgreSQL reads specially for `role`
+ * ('none' resets to the login role) never come from a caller: they would lift the ceiling.
+ */
+function callRole(
+  callerRole: string | null | undefined,
+  configured: string | null | undefined,
+): string {
+  const fallback = configured ?? 'none';
+  if (!callerRole || RESERVED_ROLE_WORDS.has(callerRole.toLowerCase())) return fallback;
+  return callerRole;
+}
+const RESERVED_ROLE_WORDS = new Set([
+  'none',
+  'public',
+  'session_user',
+  'current_user',
+  'current_role',
+  'default',
+]);
+
 // Read-only first: a transaction may always become read-only, and every later statement
 // of it (the caller's) is then refused writes with SQLSTATE 25006.
 const SETTINGS_READ_ONLY_SQL = `SELECT set_config('transaction_read_only', 'on', true), ${SETTINGS_SQL.slice('SELECT '.length)}`;
@@ -239,7 +261,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       tx.principal.userId ?? '',
       tx.principal.tenantId ?? '',
       JSON.stringify(tx.principal.claims),
-      tx.principal.pgRole ?? options.role ?? 'none',
+      callRole(tx.principal.pgRole, options.role),
     ],
   });
 

@@ -102,7 +102,9 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
   };
 
   declarePrincipal(app);
-  app.addHook('onRequest', async (req, reply) => {
+  // preValidation, not onRequest: CORS headers (an onRequest hook) are set by then, so a
+  // browser can read a 401 and its challenge; the body has been read (within the limit).
+  app.addHook('preValidation', async (req, reply) => {
     req.principal = ANONYMOUS;
     if (!guarded(req)) return;
     const config = req.routeOptions.config;

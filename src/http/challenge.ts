@@ -8,8 +8,9 @@ const quoted = (value: string): string => `"${value.replace(/["\\]/g, '')}"`;
  * with the error; `description` must never hold a secret (it is shown to the client).
  */
 export function challenge(kind: ChallengeKind, description?: string): string {
-  if (kind === 'missing') return 'Bearer';
-  const parts = [`error=${quoted(kind)}`];
+  // The same realm as /api's own refusals (api/errors.ts BEARER_CHALLENGE).
+  if (kind === 'missing') return 'Bearer realm="pgmcp"';
+  const parts = ['realm="pgmcp"', `error=${quoted(kind)}`];
   if (description) parts.push(`error_description=${quoted(description)}`);
   return `Bearer ${parts.join(', ')}`;
 }

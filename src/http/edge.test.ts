@@ -75,8 +75,8 @@ async function start(edge: Partial<EdgeOptions>, bindHost = '127.0.0.1'): Promis
     edge: { ...NO_EDGE, ...edge },
   });
   const { app } = server;
-  // What the authentication hook will do: an instance-level onRequest hook.
-  app.addHook('onRequest', async (req) => {
+  // Stands in for a signed-in caller: runs after the real authentication hook (preValidation).
+  app.addHook('preValidation', async (req) => {
     const user = req.headers['x-test-user'];
     if (typeof user === 'string') {
       const principal: Principal = { ...ANONYMOUS, kind: 'token', userId: user };

@@ -102,7 +102,7 @@ export function callerKey(req: FastifyRequest): string {
 }
 
 /**
- * Limits the MCP endpoint and /api routes registered after this call. Route-level onRequest
+ * Limits the MCP endpoint and /api routes registered after this call. Route-level preValidation
  * hooks run after the instance's own, so the authentication hook has set `request.principal`
  * by the time a request is counted, and a request the Host/Origin check refused is not.
  */
@@ -184,8 +184,9 @@ export function registerRateLimits(
         ? sendRpcError(reply, 429, RATE_LIMITED, message, null, { retryAfter: resetSeconds })
         : sendJson(reply, 429, { error: message });
     };
-    const existing = route.onRequest;
-    route.onRequest = existing === undefined ? [limit] : [existing, limit].flat();
+    // preValidation, after the instance's authentication hook: the caller is known by then.
+    const existing = route.preValidation;
+    route.preValidation = existing === undefined ? [limit] : [existing, limit].flat();
   });
 }
 

@@ -83,11 +83,12 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
   app.addHook('onRequest', async (req, reply) => {
     // The routed path, not the raw URL: /%6Dcp routes to /mcp and must meet the same check.
     const path = req.routeOptions.url ?? '';
-    if (!paths.includes(path)) return;
+    if (!paths.includes(path) && !path.startsWith('/api/')) return;
     const origin = req.headers.origin;
     const problem = policy.check(req.headers.host, Array.isArray(origin) ? origin[0] : origin);
     if (problem) {
       logger.warn({ host: req.headers.host, origin }, 'request refused by the Host/Origin policy');
+      if (path.startsWith('/api/')) return sendJson(reply, 403, { error: `Forbidden: ${problem}` });
       return sendRpcError(reply, 403, RpcCodes.INVALID_REQUEST, `Forbidden: ${problem}`);
     }
     return undefined;

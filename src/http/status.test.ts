@@ -48,7 +48,16 @@ describe('statusOf', () => {
     expect(failed('modern', RpcCodes.INVALID_PARAMS, 'input')).toBe(400);
   });
 
-  it('answers an internal error in the body', () => {
+  it("answers a handler's failure in the body and the core's own with 500 (modern era)", () => {
     expect(failed('modern', RpcCodes.INTERNAL_ERROR, 'internal')).toBe(200);
+    expect(failed('modern', RpcCodes.INTERNAL_ERROR, 'unavailable')).toBe(200);
+    expect(failed('modern', RpcCodes.INTERNAL_ERROR)).toBe(500);
+    expect(failed('legacy', RpcCodes.INTERNAL_ERROR)).toBe(200);
+  });
+
+  it('keeps 401/403 for -32001: a database permission error is not an auth challenge', () => {
+    expect(failed('modern', RpcCodes.INTERNAL_ERROR, 'forbidden')).toBe(200);
+    expect(failed('legacy', RpcCodes.INTERNAL_ERROR, 'auth')).toBe(200);
+    expect(failed('modern', RpcCodes.INTERNAL_ERROR, 'not_found')).toBe(200);
   });
 });

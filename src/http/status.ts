@@ -12,10 +12,11 @@ export function statusOf(outcome: Pick<Outcome, 'response' | 'era' | 'category'>
   // Headers that contradict the body are refused before any era rule applies, and a caller
   // who must authenticate or lacks a role gets the HTTP answer clients act on (seed 004).
   if (code === RpcCodes.HEADER_MISMATCH) return 400;
-  if (outcome.category === 'auth') return 401;
-  if (outcome.category === 'forbidden') return 403;
+  if (code === RpcCodes.AUTH_REQUIRED && outcome.category === 'auth') return 401;
+  if (code === RpcCodes.AUTH_REQUIRED && outcome.category === 'forbidden') return 403;
   if (outcome.era === 'legacy') return 200;
-  if (code === RpcCodes.METHOD_NOT_FOUND || outcome.category === 'not_found') return 404;
+  if (code === RpcCodes.METHOD_NOT_FOUND) return 404;
+  if (code === RpcCodes.INVALID_PARAMS && outcome.category === 'not_found') return 404;
   switch (code) {
     case RpcCodes.PARSE_ERROR:
     case RpcCodes.INVALID_REQUEST:
@@ -23,8 +24,11 @@ export function statusOf(outcome: Pick<Outcome, 'response' | 'era' | 'category'>
     case RpcCodes.MISSING_CAPABILITY:
     case RpcCodes.UNSUPPORTED_VERSION:
       return 400;
+    case RpcCodes.INTERNAL_ERROR:
+      // A failure the protocol core raised itself is the server's (500); a handler's failure,
+      // mapped by mcp/errors.ts with its category, travels in the body as before.
+      return outcome.category === undefined ? 500 : 200;
     default:
-      // -32603: the request was understood; the JSON-RPC error is the answer.
       return 200;
   }
 }

@@ -115,11 +115,11 @@ function exchangeRecord(
     outcome: failed ? 'error' : 'ok',
     errorCode,
   };
-  // A tool whose arguments hold a secret (authenticate_user's password) is logged without them.
-  const secret =
-    request.method === 'tools/call' &&
-    typeof named === 'string' &&
-    registry.tool(named)?.spec.sensitiveArguments === true;
+  // A tool whose arguments hold a secret (authenticate_user's password) is logged without them,
+  // and so is a call of a name that is no tool (a mistyped authenticate_user, say).
+  const tool =
+    request.method === 'tools/call' && typeof named === 'string' ? registry.tool(named) : null;
+  const secret = tool === undefined || tool?.spec.sensitiveArguments === true;
   if (params['arguments'] !== undefined && !secret) record.args = params['arguments'];
   return record;
 }

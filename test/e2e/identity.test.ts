@@ -4,13 +4,13 @@
 // tokens, a session after logout, spoofed proxy headers and another caller's session id get
 // nowhere; PostgreSQL sees the caller (a requiresAuth handler answers mcp.caller_id(), row-level
 // security splits a table between two users, a token's --pg-role is the role its calls run as).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { applyRegistryScripts, pgRunner } from '../../src/tools/handlers/index.js';
 import { realPostgres, TEST_ROLE, withClient, type RealPostgres } from '../helpers/postgres.js';
 import {
@@ -362,7 +362,8 @@ describe.skipIf(!info)('callers and their identity', () => {
       );
       return client;
     };
-    const signedIn = await stdio({ PGMCP_USER_ID: 'alice' });
+    const auditFile = join(root, 'audit.jsonl');
+    const signedIn = await stdio({ PGMCP_USER_ID: 'alice', PGMCP_AUDIT_FILE: auditFile });
     try {
       expect(text(await signedIn.callTool({ name: 'whoami', arguments: {} }))).toBe('alice');
       const rows = await signedIn.callTool({
@@ -373,6 +374,21 @@ describe.skipIf(!info)('callers and their identity', () => {
     } finally {
       await signedIn.close();
     }
+    // Every tool call is audited, on stdio to audit.file: who, which tool, how it ended.
+    // The server writes it as it stops (the client may return before the process has ended).
+    const audited = await vi.waitFor(
+      () => {
+        const lines = readFileSync(auditFile, 'utf8').trim().split('\n');
+        expect(lines).toHaveLength(2);
+        return lines.map((line) => JSON.parse(line));
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    expect(audited.map((r) => [r.event, r.tool, r.outcome])).toEqual([
+      ['tool_call', 'whoami', 'success'],
+      ['tool_call', 'query_database', 'success'],
+    ]);
+    expect(JSON.stringify(audited)).toContain('alice');
     const anonymous = await stdio({});
     try {
       const refused = await anonymous.callTool({ name: 'whoami', arguments: {} }).then(

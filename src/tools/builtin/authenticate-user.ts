@@ -76,8 +76,14 @@ export function createAuthenticateUserTool(deps: AuthenticateUserDeps): ToolSpec
         if (isAppError(error) && REFUSALS.has(error.code)) {
           return { content: [{ type: 'text', text: error.message }], isError: true };
         }
-        // Anything else (state database down) takes the usual path: an isError result for an
-        // AppError, a logged -32603 with a reference for a bug.
+        // The state database being down is said without its address (the message names it);
+        // anything else takes the usual path: a logged -32603 with a reference for a bug.
+        if (isAppError(error) && error.category === 'unavailable') {
+          return {
+            content: [{ type: 'text', text: 'Sign-in is unavailable right now; try again later.' }],
+            isError: true,
+          };
+        }
         throw error;
       }
       const structured = {
