@@ -3,6 +3,7 @@
 // `config` (`auth`, `roles`) and enforced by the HTTP layer's hook, and checked again here.
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoutes } from './admin-routes.js';
+import { registerDatabaseRoutes } from './database-routes.js';
 import type { ApiDeps } from './deps.js';
 import { createErrorHandler } from './errors.js';
 import { registerSessionRoutes } from './session-routes.js';
@@ -33,6 +34,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
       );
       registerSessionRoutes(scope, deps);
       registerAdminRoutes(scope, deps);
+      if (deps.databases) registerDatabaseRoutes(scope, deps.databases);
     },
     { prefix: API_PREFIX },
   );
