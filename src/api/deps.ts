@@ -7,6 +7,8 @@ import type { DatabaseDirectory } from '../tools/databases.js';
 export interface ApiDeps {
   auth: Authenticator;
   logger: Logger;
+  /** The server's version, for the OpenAPI document. */
+  version?: string;
   /** The configured databases (GET /api/databases); absent: no database routes. */
   databases?: DatabaseDirectory;
   /** The caller's address as the HTTP layer trusts it (proxy headers or the socket). */

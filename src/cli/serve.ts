@@ -111,7 +111,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       trustedProxies: config.auth.trustedProxies,
       proxyHeaders: config.auth.proxyHeaders,
     },
-    api: { auth, databases: app.directory },
+    api: { auth, databases: app.directory, version: VERSION },
     health: () => app.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
   });

@@ -254,6 +254,22 @@ describe.skipIf(!info)('several databases', () => {
     expect(text(unknown)).toMatch(/Database not found/);
   });
 
+  it('describes every /api route in /api/openapi.json, from the validating schemas', async () => {
+    const res = await api('/openapi.json', tokens['staff']!);
+    expect(res.status).toBe(200);
+    const paths = Object.keys(res.json.paths);
+    for (const path of [
+      '/api/databases',
+      '/api/databases/select',
+      '/api/login',
+      '/api/user/info',
+    ]) {
+      expect(paths).toContain(path);
+    }
+    expect(res.json.paths['/api/login'].post.requestBody).toBeDefined();
+    expect(paths.every((p: string) => p.startsWith('/api/'))).toBe(true);
+  });
+
   it('names a database that is down', async () => {
     const client = await connect(tokens['staff']!);
     const result = await query(client, 'SELECT 1', 'down');
