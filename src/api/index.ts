@@ -1,8 +1,10 @@
 // The REST API under /api: thin views of auth (and later tools and catalog). Every answer is
 // JSON; every failure is `{"error": "..."}`. Which caller may use a route is declared in its
 // `config` (`auth`, `roles`) and enforced by the HTTP layer's hook, and checked again here.
+import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoutes } from './admin-routes.js';
+import { registerDatabaseRoutes } from './database-routes.js';
 import type { ApiDeps } from './deps.js';
 import { createErrorHandler } from './errors.js';
 import { registerSessionRoutes } from './session-routes.js';
@@ -24,6 +26,18 @@ export const API_PREFIX = '/api';
 export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
   void app.register(
     async (scope) => {
+      // Registered first in this scope, so it sees every /api route and describes each from
+      // the same schemas that validate its requests.
+      await scope.register(swagger, {
+        openapi: {
+          openapi: '3.1.0',
+          info: { title: 'pgmcp REST API', version: deps.version ?? '0' },
+          components: {
+            securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+          },
+          security: [{ bearer: [] }],
+        },
+      });
       useStrictJson(scope);
       scope.setErrorHandler(createErrorHandler(deps.logger));
       scope.setNotFoundHandler((request, reply) =>
@@ -33,6 +47,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
       );
       registerSessionRoutes(scope, deps);
       registerAdminRoutes(scope, deps);
+      if (deps.databases) registerDatabaseRoutes(scope, deps.databases);
+      scope.get('/openapi.json', { config: { auth: 'optional' } }, async () => scope.swagger());
     },
     { prefix: API_PREFIX },
   );

@@ -1,6 +1,15 @@
 // Composition of everything that serves MCP, shared by the stdio and HTTP front ends.
 import type { Logger } from 'pino';
-import type { Config } from '../config/index.js';
+import type { Catalog } from '../catalog/index.js';
+import { resolveDatabases, type Config, type ResolvedDatabase } from '../config/index.js';
+import { ErrorCodes, isAppError } from '../core/errors.js';
+import type { Signer } from '../core/signed.js';
+import { registerDatabaseRouting } from '../tools/database-routing.js';
+import {
+  createDatabaseDirectory,
+  type DatabaseDirectory,
+  type DatabaseTarget,
+} from '../tools/databases.js';
 import { createDatabase, type Database } from '../db/database.js';
 import type { ContextExtender } from '../mcp/call-context.js';
 import { createDispatcher, type Dispatcher } from '../mcp/dispatcher.js';
@@ -24,14 +33,28 @@ const CATALOG_TTL_MS = 60_000;
 
 export interface App {
   config: Config;
+  /** The default database. */
   db: Database;
+  /** The embedded PGlite when one of the databases is it (the state may live beside it). */
+  embeddedDb: Database | null;
+  /** Every configured database, who may use which, and each caller's selection. */
+  directory: DatabaseDirectory;
   registry: Registry;
   dispatcher: Dispatcher;
   /** Aborted when the app shuts down (ends long-lived streams gracefully). */
   shutdown: AbortController;
   /** Hear of every answered request (the audit log listens); returns the unsubscribe. */
   onExchange(listener: (record: ExchangeRecord) => void): () => void;
+  /** Each database's state; ok while at least one answers. */
+  health(): Promise<AppHealth>;
   close(): Promise<void>;
+}
+
+export interface AppHealth {
+  ok: boolean;
+  /** The default database's state (the single-database field). */
+  database: string;
+  databases: { name: string; status: string }[];
 }
 
 /**
@@ -50,58 +73,84 @@ export async function createApp(
   logger: Logger,
   extension?: AppExtension,
 ): Promise<App> {
-  const db = await createDatabase(
-    {
-      url: config.database.url,
-      poolSize: config.database.poolSize,
-      embedded: { dataDir: config.embedded.dataDir, demo: config.embedded.demo },
-      role: config.database.role,
-    },
-    logger,
-  );
-  await loadSqlParser();
-  const signer = createSigner(config.server.stateSecret);
-  // Where the served database holds the state schema (tokens, users, sessions, audit) — the
-  // embedded default keeps it beside the demo data; a state.url may name the served database
-  // in another spelling — it is never served: its hashes are nobody's business. (An active
-  // policy also hides the planner statistics, which hold sample values of every column.)
-  const stateServed =
-    (config.state.url === null && config.database.url === null) || (await holdsStateSchema(db));
-  const policy = createAccessPolicy({
-    ...config.database.access,
-    denySchemas: stateServed
-      ? [...new Set([...config.database.access.denySchemas, STATE_SCHEMA])]
-      : config.database.access.denySchemas,
-  });
-  const deniedFunctions = [...DEFAULT_DENIED_FUNCTIONS, ...config.database.deniedFunctions];
-  const limits = {
-    defaultRows: config.database.defaultRows,
-    maxRows: config.database.maxRows,
-    maxResultBytes: config.database.maxResultBytes,
-    statementTimeoutMs: config.database.statementTimeoutMs,
+  const resolved = resolveDatabases(config);
+  const several = resolved.length > 1;
+  const opened: { entry: ResolvedDatabase; db: Database }[] = [];
+  const closeOpened = async (): Promise<void> => {
+    await Promise.all(opened.map(({ db }) => db.close()));
   };
-  const catalog = createCatalog(db, policy, { ttlMs: CATALOG_TTL_MS });
+  try {
+    for (const entry of resolved) {
+      const db = await createDatabase(
+        {
+          url: entry.url,
+          poolSize: entry.poolSize,
+          embedded: { dataDir: config.embedded.dataDir, demo: config.embedded.demo },
+          role: entry.role,
+          // The single database.url form keeps the URL's database name (or pgmcp-embedded).
+          ...(config.databases.length > 0 ? { name: entry.name } : {}),
+        },
+        logger,
+      );
+      opened.push({ entry, db });
+    }
+    await loadSqlParser();
+  } catch (error) {
+    await closeOpened();
+    throw error;
+  }
+  const main = opened.find(({ entry }) => entry.isDefault)!;
+  const db = main.db;
+  const signer = createSigner(config.server.stateSecret);
+  const toolRoles = Object.fromEntries(
+    Object.entries(config.tools).map(([name, settings]) => [name, settings.roles]),
+  );
+  // Where a served database holds the state schema (tokens, users, sessions, audit) — the
+  // embedded database keeps it beside the demo data; a state.url may name a served database in
+  // another spelling — it is never served: its hashes are nobody's business. (An active policy
+  // also hides the planner statistics, which hold sample values of every column.)
+  const stateServed = new Map<string, boolean>();
+  for (const { entry, db: target } of opened) {
+    stateServed.set(
+      entry.name,
+      (config.state.url === null && entry.url === null) || (await holdsStateSchema(target)),
+    );
+  }
   const registry = createRegistry();
-  registerBuiltins(registry, {
-    db,
-    catalog,
-    policy,
-    limits,
-    allowWrites: config.database.allowWrites,
-    deniedFunctions,
-    showQueryText: config.database.showQueryText,
-    queryDatabase: {
-      maxPlanCost: config.database.maxPlanCost,
-      maxPlanRows: config.database.maxPlanRows,
+  const catalogs = new Map<string, Catalog>();
+  const targets: DatabaseTarget[] = opened.map(({ entry, db: target }) => {
+    // With one database the built-ins go straight into the shared registry, as they always did;
+    // with several, each database gets its own and the shared one routes to them.
+    const own = several ? createRegistry() : registry;
+    const catalog = registerBuiltinsFor(
+      own,
+      entry,
+      target,
+      config,
       signer,
-    },
-    toolRoles: Object.fromEntries(
-      Object.entries(config.tools).map(([name, settings]) => [name, settings.roles]),
-    ),
+      several ? {} : toolRoles,
+      stateServed.get(entry.name) ?? true,
+    );
+    catalogs.set(entry.name, catalog);
+    return {
+      name: entry.name,
+      location: entry.location,
+      availableToUsers: entry.availableToUsers,
+      allowWrites: entry.allowWrites,
+      db: target,
+      registry: own,
+    };
   });
+  const directory = createDatabaseDirectory(targets, main.entry.name);
+  if (several) {
+    registerDatabaseRouting(registry, directory, {
+      databaseTools: config.server.databaseTools,
+      toolRoles,
+    });
+  }
   for (const name of Object.keys(config.tools)) {
     if (!registry.tool(name)) {
-      await db.close();
+      await closeOpened();
       throw configError(
         `tools.${name}: no built-in tool by that name (built-ins: ${registry
           .tools()
@@ -111,31 +160,46 @@ export async function createApp(
       );
     }
   }
-  // Routines and registry handlers: loaded now, and again whenever the database says they
-  // changed (NOTIFY from an event trigger, or a TTL poll where none can be installed).
+  const catalog = catalogs.get(main.entry.name)!;
+  // Routines and registry handlers (of the default database): loaded now, and again whenever
+  // the database says they changed (NOTIFY from an event trigger, or a TTL poll where none can
+  // be installed).
   const live = createLiveCatalog({
     db,
     registry,
     catalog,
     logger,
     routines: {
-      allowWrites: config.database.allowWrites,
-      statementTimeoutMs: config.database.statementTimeoutMs,
-      maxRows: config.database.maxRows,
-      maxResultBytes: config.database.maxResultBytes,
+      allowWrites: main.entry.allowWrites,
+      statementTimeoutMs: main.entry.statementTimeoutMs,
+      maxRows: main.entry.maxRows,
+      maxResultBytes: main.entry.maxResultBytes,
       ...(config.database.routineSchemas.length > 0
         ? { schemas: config.database.routineSchemas }
         : {}),
     },
     handlers: {
-      statementTimeoutMs: config.database.statementTimeoutMs,
-      allowWrites: config.database.allowWrites,
+      statementTimeoutMs: main.entry.statementTimeoutMs,
+      allowWrites: main.entry.allowWrites,
     },
   });
-  const first = await live.reload('start');
-  if (first.clashes.length > 0) {
-    await db.close();
-    throw nameClashError(first.clashes);
+  try {
+    const first = await live.reload('start');
+    if (first.clashes.length > 0) {
+      await closeOpened();
+      throw nameClashError(first.clashes);
+    }
+  } catch (error) {
+    // With several databases the server starts even when the default one is down; its
+    // routines arrive with the first reload after it answers.
+    if (!several || !isAppError(error) || error.code !== ErrorCodes.DB_UNAVAILABLE) {
+      await closeOpened();
+      throw error;
+    }
+    logger.warn(
+      { database: main.entry.name },
+      'the default database is unavailable: its routines will be loaded when it answers',
+    );
   }
   // Every answered request goes to mcp.exchange, from the dispatcher (so registry handlers do
   // not log their own calls): only where the registry schema exists to hold it.
@@ -147,14 +211,28 @@ export async function createApp(
             logger.warn({ err: { message: error.message } }, 'exchange log write failed'),
         })
       : null;
-  const watch = startCatalogWatch({
-    db,
-    logger,
-    ttlMs: CATALOG_TTL_MS,
-    // Serving never changes the database: the trigger is installed by `pgmcp install`.
-    installTrigger: false,
-    onChange: (reason) => live.reload(reason).then(() => undefined),
-  });
+  const watches = [
+    startCatalogWatch({
+      db,
+      logger,
+      ttlMs: CATALOG_TTL_MS,
+      // Serving never changes the database: the trigger is installed by `pgmcp install`.
+      installTrigger: false,
+      onChange: (reason) => live.reload(reason).then(() => undefined),
+    }),
+    // The other databases serve built-ins only: a change there refreshes their catalog.
+    ...opened
+      .filter(({ entry }) => !entry.isDefault)
+      .map(({ entry, db: other }) =>
+        startCatalogWatch({
+          db: other,
+          logger,
+          ttlMs: CATALOG_TTL_MS,
+          installTrigger: false,
+          onChange: async () => catalogs.get(entry.name)!.invalidate(),
+        }),
+      ),
+  ];
   extension?.register?.(registry);
   const shutdown = new AbortController();
   const exchangeListeners = new Set<(record: ExchangeRecord) => void>();
@@ -172,10 +250,13 @@ export async function createApp(
       for (const listener of exchangeListeners) listener(record);
     },
     extendContext: extension?.extendContext,
+    ...(several ? { databases: directory } : {}),
   });
   return {
     config,
     db,
+    embeddedDb: opened.find(({ db: d }) => d.kind === 'embedded')?.db ?? null,
+    directory,
     registry,
     dispatcher,
     shutdown,
@@ -183,13 +264,64 @@ export async function createApp(
       exchangeListeners.add(listener);
       return () => exchangeListeners.delete(listener);
     },
+    async health() {
+      const states = await Promise.all(
+        opened.map(async ({ entry, db: d }) => ({
+          name: entry.name,
+          status: (await d.health().catch(() => ({ ok: false }))).ok ? 'up' : 'unavailable',
+        })),
+      );
+      const up = states.filter((s) => s.status === 'up').length;
+      return {
+        ok: up > 0,
+        database:
+          states.find((s) => s.name === main.entry.name)?.status === 'up' ? 'up' : 'unreachable',
+        databases: states,
+      };
+    },
     async close() {
       shutdown.abort();
-      await watch.stop();
+      await Promise.all(watches.map((w) => w.stop()));
       await exchangeLog?.close();
-      await db.close();
+      await closeOpened();
     },
   };
+}
+
+/** The built-ins of one database into `registry`; returns that database's catalog. */
+function registerBuiltinsFor(
+  registry: Registry,
+  entry: ResolvedDatabase,
+  db: Database,
+  config: Config,
+  signer: Signer,
+  toolRoles: Record<string, readonly string[]>,
+  stateServed: boolean,
+): Catalog {
+  const policy = createAccessPolicy({
+    ...entry.access,
+    denySchemas: stateServed
+      ? [...new Set([...entry.access.denySchemas, STATE_SCHEMA])]
+      : entry.access.denySchemas,
+  });
+  const catalog = createCatalog(db, policy, { ttlMs: CATALOG_TTL_MS });
+  registerBuiltins(registry, {
+    db,
+    catalog,
+    policy,
+    limits: {
+      defaultRows: entry.defaultRows,
+      maxRows: entry.maxRows,
+      maxResultBytes: entry.maxResultBytes,
+      statementTimeoutMs: entry.statementTimeoutMs,
+    },
+    allowWrites: entry.allowWrites,
+    deniedFunctions: [...DEFAULT_DENIED_FUNCTIONS, ...entry.deniedFunctions],
+    showQueryText: entry.showQueryText,
+    queryDatabase: { maxPlanCost: entry.maxPlanCost, maxPlanRows: entry.maxPlanRows, signer },
+    toolRoles,
+  });
+  return catalog;
 }
 
 /** Whether the served database holds pgmcp's state schema (a state.url naming it). */
@@ -200,7 +332,7 @@ async function holdsStateSchema(db: Database): Promise<boolean> {
     );
     return rows[0]?.ok === true;
   } catch {
-    // Unknown: deny it, as a state schema would be.
+    // Unknown (the database is down now): deny it, as a state schema would be.
     return true;
   }
 }

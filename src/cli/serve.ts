@@ -103,7 +103,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     // On the embedded default the state lives beside the demo data, on the same connection.
     auth = await openAuth(config, {
       logger,
-      ...(config.state.url === null && app.db.kind === 'embedded' ? { via: app.db } : {}),
+      ...(config.state.url === null && app.embeddedDb ? { via: app.embeddedDb } : {}),
     });
   } catch (error) {
     await app.close();
@@ -125,8 +125,8 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       trustedProxies: config.auth.trustedProxies,
       proxyHeaders: config.auth.proxyHeaders,
     },
-    api: { auth },
-    health: () => app.db.health(),
+    api: { auth, databases: app.directory, version: VERSION },
+    health: () => app.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
   });
   closeAll = async () => {
@@ -232,7 +232,7 @@ function auditToolCalls(app: App, audit: AuditLog): void {
     if (record.method !== 'tools/call' || !record.name) return;
     audit.toolCall({
       principal: record.principal,
-      database: app.db.name,
+      database: record.database ?? app.db.name,
       tool: record.name,
       durationMs: record.durationMs,
       outcome: record.outcome === 'ok' ? 'success' : 'failure',

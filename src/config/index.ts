@@ -8,3 +8,6 @@ export { ENV_VARIABLES } from './env.js';
 export type { EnvVariable } from './env.js';
 export { redactConfig, redactUrl } from './redact.js';
 export { configError } from './issues.js';
+export { resolveDatabases, locationOf } from './databases.js';
+export type { DatabaseLocation, ResolvedDatabase } from './databases.js';
+export type { DatabaseEntry } from './schema.js';

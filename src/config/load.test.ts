@@ -39,6 +39,7 @@ describe('loadConfig defaults', () => {
         instructions: null,
         toolDescriptionSuffix: null,
         stateSecret: null,
+        databaseTools: false,
       },
       transport: 'http',
       http: {
@@ -78,6 +79,7 @@ describe('loadConfig defaults', () => {
         routineSchemas: [],
         exchangeLog: { enabled: true, logArguments: false },
       },
+      databases: [],
       embedded: { dataDir: '/srv/app/.pgmcp/data', demo: true },
       state: { url: null },
       auth: {
@@ -243,6 +245,7 @@ describe('precedence: flags > env > file > defaults', () => {
       instructions: 'Use read-only SQL.',
       toolDescriptionSuffix: '(shop db)',
       stateSecret: '0123456789abcdef',
+      databaseTools: false,
     });
     expect(config.transport).toBe('stdio');
     expect(config.http.allowedOrigins).toEqual(['https://app.example.com', '*']);

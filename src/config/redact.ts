@@ -52,6 +52,12 @@ export function redactConfig(config: Config): unknown {
       ...config.database,
       url: config.database.url === null ? null : redactUrl(config.database.url),
     },
+    // Passwords of `databases:` entries live in the environment or a file; a URL may hold one.
+    databases: config.databases.map((entry) =>
+      entry.url === undefined || entry.url === null
+        ? { ...entry }
+        : { ...entry, url: redactUrl(entry.url) },
+    ),
     embedded: { ...config.embedded },
     state: { url: config.state.url === null ? null : redactUrl(config.state.url) },
     auth: { ...config.auth, lockout: { ...config.auth.lockout } },

@@ -74,6 +74,8 @@ const serverSchema = section({
   instructions: optionalText().default(null),
   toolDescriptionSuffix: optionalText().default(null),
   stateSecret: optionalText().default(null),
+  /** Offer list_database_connections and select_database_connection to the model. */
+  databaseTools: bool().default(false),
 });
 
 const httpSchema = section({
@@ -162,6 +164,97 @@ const databaseSchema = section({
   }
 });
 
+// A pgmcp role (for tools.<name>.roles, @authorize, token --role): letters, digits, _ . : -
+const roleName = z
+  .string({ error: 'expected a string' })
+  .regex(/^[A-Za-z0-9_.:-]{1,64}$/, { error: 'expected a role name such as analyst or admin' });
+
+// --- several databases (issue 10) ---
+// One entry of `databases:`: where it is (a URL, libpq-style fields, or the embedded PGlite)
+// and, optionally, any `database.*` setting it changes for itself; unset ones come from the
+// `database` section. Passwords come from the environment or a file, never the YAML itself.
+const databaseEntryName = z.string({ error: 'expected a string' }).regex(/^[A-Za-z0-9_.-]{1,64}$/, {
+  error: 'expected a name of letters, digits, _ . - (at most 64)',
+});
+
+const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
+
+const databaseEntrySchema = section({
+  name: databaseEntryName,
+  default: bool().optional(),
+  url: databaseUrl.optional(),
+  host: text().optional(),
+  port: intIn(1, 65535).optional(),
+  database: text().optional(),
+  user: text().optional(),
+  /** The name of an environment variable holding the password. */
+  passwordEnv: text().optional(),
+  /** A file whose first line is the password (a mounted secret). */
+  passwordFile: text().optional(),
+  sslmode: z.enum(SSL_MODES, { error: `expected one of ${SSL_MODES.join(', ')}` }).optional(),
+  embedded: bool().optional(),
+  /** User names or pgmcp roles that may use this database; empty: everyone. */
+  availableToUsers: stringList(
+    z
+      .string({ error: 'expected a string' })
+      .min(1)
+      .max(256, { error: 'expected at most 256 characters' }),
+  ).default([]),
+  allowWrites: bool().optional(),
+  role: optionalText().optional(),
+  statementTimeoutMs: intIn(1).optional(),
+  maxRows: intIn(1).optional(),
+  defaultRows: intIn(1).optional(),
+  maxResultBytes: intIn(1).optional(),
+  poolSize: intIn(1).optional(),
+  access: accessSchema.optional(),
+  deniedFunctions: stringList(namePattern).optional(),
+  maxPlanCost: z.number({ error: 'expected a number or null' }).positive().nullable().optional(),
+  maxPlanRows: z.number({ error: 'expected a number or null' }).positive().nullable().optional(),
+  showQueryText: bool().optional(),
+}).superRefine((entry, ctx) => {
+  const located = [
+    entry.url !== undefined && entry.url !== null,
+    entry.embedded === true,
+    entry.host !== undefined || entry.database !== undefined,
+  ];
+  if (located.filter(Boolean).length !== 1) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['url'],
+      message: 'expected exactly one of url, host/database, or embedded: true',
+    });
+  }
+});
+
+const databasesSchema = z
+  .array(databaseEntrySchema, { error: 'expected a list of databases' })
+  .superRefine((entries, ctx) => {
+    const seen = new Set<string>();
+    entries.forEach((entry, i) => {
+      if (seen.has(entry.name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'name'],
+          message: `the name ${entry.name} is used twice`,
+        });
+      }
+      seen.add(entry.name);
+    });
+    if (entries.filter((e) => e.default === true).length > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: 'at most one database may say default: true',
+      });
+    }
+    if (entries.filter((e) => e.embedded === true).length > 1) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'at most one database may be embedded' });
+    }
+  });
+
+export type DatabaseEntry = z.infer<typeof databaseEntrySchema>;
+
 const embeddedSchema = section({
   // Resolved against the working directory by loadConfig, which knows the cwd.
   dataDir: text().default('.pgmcp/data'),
@@ -189,11 +282,6 @@ const headerName = z
   .string({ error: 'expected a string' })
   .regex(/^[A-Za-z0-9-]+$/, { error: 'expected an HTTP header name such as X-User-Id' })
   .transform((name) => name.toLowerCase());
-
-// A pgmcp role (for tools.<name>.roles, @authorize, token --role): letters, digits, _ . : -
-const roleName = z
-  .string({ error: 'expected a string' })
-  .regex(/^[A-Za-z0-9_.:-]{1,64}$/, { error: 'expected a role name such as analyst or admin' });
 
 const authSchema = section({
   /**
@@ -304,6 +392,8 @@ export const configSchema = z.strictObject(
       .default('http'),
     http: SECTIONS.http.prefault({}),
     database: SECTIONS.database.prefault({}),
+    /** Several databases; empty: the one of `database` (its url, else the embedded one). */
+    databases: databasesSchema.default([]),
     embedded: SECTIONS.embedded.prefault({}),
     state: SECTIONS.state.prefault({}),
     auth: SECTIONS.auth.prefault({}),

@@ -32,11 +32,26 @@ export const INPUT_CAPABILITY: Record<InputRequest['method'], string> = {
 };
 
 /**
+ * The caller's choice among several configured databases, kept by the protocol layer for the
+ * session (an MCP session, else the caller's token or user). Tools only read and set a name.
+ */
+export interface DatabaseChoice {
+  /** The database this session selected; null when it selected none. */
+  readonly selected: string | null;
+  /** Make `name` the session's database from now on (the tool has checked access). */
+  select(name: string): void;
+  /** Note the database this call used (the exchange log and the audit name it). */
+  used(name: string): void;
+}
+
+/**
  * Everything a handler may use while it runs. The protocol layer provides it; handlers
  * never see sessions, eras or transports.
  */
 export interface CallContext {
   readonly principal: Principal;
+  /** Present when several databases are configured: the session's choice among them. */
+  readonly database?: DatabaseChoice;
   /** Aborted when the client cancels the request or goes away (where that means cancel). */
   readonly signal: AbortSignal;
   /** Report progress; does nothing when the client asked for none. Values must increase. */

@@ -24,6 +24,8 @@ export interface DatabaseOptions {
   embedded: { dataDir: string; demo: boolean };
   /** Every call runs as this role (SET LOCAL ROLE); null: the login role. */
   role?: string | null;
+  /** The configured name (`databases[].name`); absent: the URL's database, or pgmcp-embedded. */
+  name?: string;
 }
 
 export interface TransactionOptions {
@@ -130,10 +132,10 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     });
     // PGlite has one backend session: more than one connection would share its state.
     poolConfig = { ...embedded.connection, max: 1 };
-    name = 'pgmcp-embedded';
+    name = options.name ?? 'pgmcp-embedded';
   } else {
     poolConfig = { connectionString: options.url, max: options.poolSize };
-    name = parseConnectionString(options.url).database || 'postgres';
+    name = options.name ?? (parseConnectionString(options.url).database || 'postgres');
   }
   const pool = new pg.Pool({
     ...poolConfig,

@@ -28,6 +28,8 @@ export interface HttpOptions {
 export interface HealthReport {
   ok: boolean;
   database: string;
+  /** Each configured database's state (up or unavailable). */
+  databases?: { name: string; status: string }[];
 }
 
 export interface HttpServerDeps {
@@ -143,12 +145,15 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
   });
 
   app.get('/health', async (_req, reply) => {
-    const report = await deps.health().catch(() => ({ ok: false, database: 'unreachable' }));
+    const report = await deps
+      .health()
+      .catch((): HealthReport => ({ ok: false, database: 'unreachable' }));
     return sendJson(reply, report.ok ? 200 : 503, {
       status: report.ok ? 'ok' : 'unavailable',
       server: dispatcher.serverInfo.name,
       version: dispatcher.serverInfo.version,
       database: report.database,
+      ...(report.databases ? { databases: report.databases } : {}),
     });
   });
 

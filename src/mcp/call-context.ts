@@ -1,6 +1,12 @@
 // Builds the CallContext a handler sees, for either era.
 import type { Principal } from '../core/principal.js';
-import { LOG_LEVELS, type CallContext, type InputRequest, type LogLevel } from '../core/specs.js';
+import {
+  LOG_LEVELS,
+  type CallContext,
+  type DatabaseChoice,
+  type InputRequest,
+  type LogLevel,
+} from '../core/specs.js';
 import type { RequestChannel } from './channel.js';
 import { requireInputCapabilities } from './input-required.js';
 import { isObject } from './jsonrpc.js';
@@ -18,6 +24,8 @@ export interface ContextInput {
   round?: number;
   /** What a composition adds to the context (the conformance fixture server); pgmcp adds nothing. */
   extend?: ContextExtender;
+  /** Several databases: the session's choice among them. */
+  database?: DatabaseChoice;
 }
 
 /** What an extender may learn of the request behind a context. */
@@ -75,6 +83,7 @@ export function buildContext(input: ContextInput): BuiltContext {
     clientSupports: (capability) => isObject(clientCapabilities[capability]),
     requestInput: input.requestInput ?? legacyRequestInput,
     timing: (stage, durationMs) => channel.timing?.(stage, durationMs),
+    ...(input.database ? { database: input.database } : {}),
   };
   const request: RequestHandle = {
     round: input.round ?? 0,

@@ -115,6 +115,7 @@ function exchangeRecord(
     outcome: failed ? 'error' : 'ok',
     errorCode,
   };
+  if (note.database !== undefined) record.database = note.database;
   // A tool whose arguments hold a secret (authenticate_user's password) is logged without them,
   // and so is a call of a name that is no tool (a mistyped authenticate_user, say).
   const tool =

@@ -10,6 +10,8 @@ export interface Session {
   clientInfo: Record<string, unknown> | null;
   /** null: the client never set a level; messages at 'info' and above are sent. */
   logLevel: LogLevel | null;
+  /** The database this session selected (several configured); null: none selected. */
+  database: string | null;
   readonly subscriptions: Set<string>;
   /** Deliver a notification that belongs to no request (GET stream on HTTP, stdout on stdio). */
   notify(method: string, params: Record<string, unknown>): void;
@@ -26,6 +28,7 @@ export function createSession(
     clientCapabilities: {},
     clientInfo: null,
     logLevel: null,
+    database: null,
     subscriptions: new Set(),
     notify,
     lastSeen: Date.now(),

@@ -2,8 +2,9 @@
 // items, cache hints, and running a handler with a CallContext (and, in the modern era,
 // its input-required rounds).
 import type { Principal } from '../../core/principal.js';
-import type { CallContext, LogLevel } from '../../core/specs.js';
+import type { CallContext, DatabaseChoice, LogLevel } from '../../core/specs.js';
 import type { Signer } from '../../core/signed.js';
+import type { DatabaseDirectory } from '../../tools/databases.js';
 import type { Registry } from '../../tools/registry.js';
 import { buildContext, progressTokenOf, type ContextExtender } from '../call-context.js';
 import type { RequestChannel } from '../channel.js';
@@ -34,6 +35,8 @@ export interface FeatureOptions {
   filterByAccess?: boolean;
   /** Test compositions only (the conformance fixture server): adds to each CallContext. */
   extendContext?: ContextExtender;
+  /** Several configured databases: each call learns the session's selection through its context. */
+  databases?: Pick<DatabaseDirectory, 'selectFor'>;
 }
 
 export interface RequestScope {
@@ -44,7 +47,7 @@ export interface RequestScope {
   logLevel: LogLevel | null;
   protocolVersion: string;
   /** Filled in for the exchange log: the code behind a tool error (SQLSTATE or PGMCP code). */
-  note?: { errorCode?: string | number } | undefined;
+  note?: { errorCode?: string | number; database?: string } | undefined;
 }
 
 export type Handler = (
@@ -198,6 +201,7 @@ export function createShared(options: FeatureOptions): Shared {
         requestInput: round ? modernRequestInput(round, scope.clientCapabilities) : undefined,
         round: round?.round,
         extend: options.extendContext,
+        ...(options.databases ? { database: databaseChoice(options.databases, scope) } : {}),
       });
       try {
         return { value: await body(built.ctx) };
@@ -211,6 +215,27 @@ export function createShared(options: FeatureOptions): Shared {
         scope.channel.inFlight?.delete(scope.id);
         outer?.removeEventListener('abort', onOuterAbort);
       }
+    },
+  };
+}
+
+/**
+ * The session's database choice: an MCP session keeps its own; without one (modern era) the
+ * selection belongs to the caller (its token, user, or everyone when anonymous).
+ */
+function databaseChoice(
+  directory: Pick<DatabaseDirectory, 'selectFor'>,
+  scope: RequestScope,
+): DatabaseChoice {
+  const session = scope.channel.session;
+  return {
+    selected: session?.database ?? null,
+    select(name) {
+      if (session) session.database = name;
+      else directory.selectFor(scope.channel.principal, name);
+    },
+    used(name) {
+      if (scope.note) scope.note.database = name;
     },
   };
 }

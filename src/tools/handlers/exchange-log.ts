@@ -10,6 +10,8 @@ export interface ExchangeRecord {
   durationMs: number;
   outcome: 'ok' | 'error';
   errorCode?: string | number | null;
+  /** The configured database the request used, when several are configured and it used one. */
+  database?: string | null;
   /** Stored only when the log was created with logArguments. */
   args?: unknown;
 }
@@ -41,13 +43,14 @@ interface Row {
   outcome: 'ok' | 'error';
   error_code: string | null;
   arguments: unknown;
+  database: string | null;
 }
 
 const INSERT_SQL = `INSERT INTO mcp.exchange
   (user_id, tenant_id, database, method, name, duration_ms, outcome, error_code, arguments)
-SELECT r.user_id, r.tenant_id, current_database(), r.method, r.name, r.duration_ms, r.outcome,
+SELECT r.user_id, r.tenant_id, coalesce(r.database, current_database()), r.method, r.name, r.duration_ms, r.outcome,
   r.error_code, r.arguments
-FROM jsonb_to_recordset($1::jsonb) AS r(user_id text, tenant_id text, method text, name text,
+FROM jsonb_to_recordset($1::jsonb) AS r(user_id text, tenant_id text, database text, method text, name text,
   duration_ms double precision, outcome text, error_code text, arguments jsonb)`;
 
 export function createExchangeLog(db: Database, options: ExchangeLogOptions): ExchangeLog {
@@ -91,6 +94,7 @@ export function createExchangeLog(db: Database, options: ExchangeLogOptions): Ex
       queue.push({
         user_id: entry.principal.userId,
         tenant_id: entry.principal.tenantId,
+        database: entry.database ?? null,
         method: entry.method,
         name: entry.name ?? null,
         duration_ms: Math.max(0, entry.durationMs),

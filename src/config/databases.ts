@@ -1,0 +1,177 @@
+// The configured databases as one list, whichever form the configuration used: `databases:`
+// entries (each inheriting what it leaves unset from `database:`), the single `database.url`,
+// or nothing at all (the embedded PGlite). Passwords are read here, from the environment or a
+// file, and only ever travel inside the connection URL, which is never printed.
+import { readFileSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import { configError } from './issues.js';
+import type { Config, DatabaseEntry } from './schema.js';
+
+type DatabaseSettings = Omit<Config['database'], 'url' | 'exchangeLog' | 'routineSchemas'>;
+
+/** Where a database is, as `GET /api/databases` shows it (never a password). */
+export interface DatabaseLocation {
+  host: string;
+  port: number | null;
+  database: string;
+  user: string;
+  sslmode: string;
+}
+
+export interface ResolvedDatabase extends DatabaseSettings {
+  name: string;
+  /** postgres:// URL with the password in it (a secret); null: the embedded database. */
+  url: string | null;
+  isDefault: boolean;
+  location: DatabaseLocation;
+  /** User names or pgmcp roles that may use it; empty: everyone. */
+  availableToUsers: readonly string[];
+}
+
+export interface ResolveDatabasesInput {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+}
+
+const EMBEDDED_LOCATION: DatabaseLocation = {
+  host: 'embedded',
+  port: null,
+  database: 'postgres',
+  user: 'postgres',
+  sslmode: 'disable',
+};
+
+/** Where a URL points, without its password. */
+export function locationOf(url: string): DatabaseLocation {
+  const parsed = new URL(url);
+  const sslmode = parsed.searchParams.get('sslmode') ?? 'prefer';
+  return {
+    host: decodeURIComponent(parsed.hostname) || parsed.searchParams.get('host') || 'localhost',
+    port: parsed.port === '' ? 5432 : Number(parsed.port),
+    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || 'postgres',
+    user: decodeURIComponent(parsed.username) || 'postgres',
+    sslmode,
+  };
+}
+
+/** The name a database gets when the configuration gives none (the single `database.url`). */
+function nameOfUrl(url: string | null): string {
+  if (url === null) return 'pgmcp-embedded';
+  return locationOf(url).database;
+}
+
+export function resolveDatabases(
+  config: Config,
+  input: ResolveDatabasesInput = {},
+): ResolvedDatabase[] {
+  const { url: singleUrl, exchangeLog: _log, routineSchemas: _rs, ...shared } = config.database;
+  if (config.databases.length === 0) {
+    return [
+      {
+        ...shared,
+        name: nameOfUrl(singleUrl),
+        url: singleUrl,
+        isDefault: true,
+        location: singleUrl === null ? EMBEDDED_LOCATION : safeLocation(singleUrl),
+        availableToUsers: [],
+      },
+    ];
+  }
+  const defaultIndex = Math.max(
+    0,
+    config.databases.findIndex((entry) => entry.default === true),
+  );
+  return config.databases.map((entry, i) => {
+    const url = entry.embedded === true ? null : urlOf(entry, i, input);
+    const {
+      name,
+      availableToUsers,
+      default: _d,
+      url: _u,
+      host: _h,
+      port: _p,
+      database: _db,
+      user: _user,
+      passwordEnv: _pe,
+      passwordFile: _pf,
+      sslmode: _s,
+      embedded: _e,
+      access,
+      ...overrides
+    } = entry;
+    const settings: DatabaseSettings = { ...shared };
+    for (const [key, value] of Object.entries(overrides)) {
+      if (value !== undefined) (settings as unknown as Record<string, unknown>)[key] = value;
+    }
+    if (access !== undefined) settings.access = access;
+    if (settings.defaultRows > settings.maxRows) {
+      throw configError(
+        `databases[${i}].defaultRows: must not exceed maxRows (${settings.maxRows})`,
+        `databases.${i}.defaultRows`,
+      );
+    }
+    return {
+      ...settings,
+      name,
+      url,
+      isDefault: i === defaultIndex,
+      location: url === null ? EMBEDDED_LOCATION : safeLocation(url),
+      availableToUsers,
+    };
+  });
+}
+
+function safeLocation(url: string): DatabaseLocation {
+  try {
+    return locationOf(url);
+  } catch {
+    return { host: 'unknown', port: null, database: 'unknown', user: 'unknown', sslmode: 'prefer' };
+  }
+}
+
+function urlOf(entry: DatabaseEntry, i: number, input: ResolveDatabasesInput): string {
+  const password = passwordOf(entry, i, input);
+  if (entry.url !== undefined && entry.url !== null) {
+    if (password === null) return entry.url;
+    const u = new URL(entry.url);
+    u.password = encodeURIComponent(password);
+    return u.toString();
+  }
+  const user = entry.user ?? 'postgres';
+  const auth =
+    password === null
+      ? encodeURIComponent(user)
+      : `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
+  const host = entry.host ?? 'localhost';
+  const hostPart = host.startsWith('/') ? '' : host.includes(':') ? `[${host}]` : host;
+  const params = new URLSearchParams();
+  if (entry.sslmode !== undefined) params.set('sslmode', entry.sslmode);
+  if (host.startsWith('/')) params.set('host', host);
+  const query = params.toString();
+  return `postgres://${auth}@${hostPart}:${entry.port ?? 5432}/${encodeURIComponent(entry.database ?? 'postgres')}${query ? `?${query}` : ''}`;
+}
+
+function passwordOf(entry: DatabaseEntry, i: number, input: ResolveDatabasesInput): string | null {
+  if (entry.passwordEnv !== undefined) {
+    const value = (input.env ?? process.env)[entry.passwordEnv];
+    if (value === undefined || value === '') {
+      throw configError(
+        `databases[${i}].passwordEnv: the environment variable ${entry.passwordEnv} is not set`,
+        `databases.${i}.passwordEnv`,
+      );
+    }
+    return value;
+  }
+  if (entry.passwordFile !== undefined) {
+    const path = resolvePath(input.cwd ?? process.cwd(), entry.passwordFile);
+    try {
+      return (readFileSync(path, 'utf8').split(/\r?\n/)[0] ?? '').trim();
+    } catch {
+      throw configError(
+        `databases[${i}].passwordFile: cannot read ${entry.passwordFile}`,
+        `databases.${i}.passwordFile`,
+      );
+    }
+  }
+  return null;
+}

@@ -1,0 +1,310 @@
+// Several databases behind one server (issue 10, seed 002): two databases on the local
+// PostgreSQL, the embedded PGlite, and one that never answers. The REST selection and its
+// error bodies byte for byte, selection per MCP session, token binding, a caller limited to one
+// database seeing only it through every route and tool, and seed 001's inline forms refused
+// for anything that is not configured.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realPostgres, withClient, type RealPostgres } from '../helpers/postgres.js';
+import { runPgmcp, serverEnv, startHttpServer, type HttpServer } from '../helpers/server.js';
+
+const info = await realPostgres('test/e2e/databases.test.ts (several databases)');
+
+const suffix = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+
+describe.skipIf(!info)('several databases', () => {
+  const pgInfo = info as RealPostgres;
+  const oneName = `pgmcp_dbs_one_${suffix}`;
+  const twoName = `pgmcp_dbs_two_${suffix}`;
+  const stateName = `pgmcp_dbs_state_${suffix}`;
+  const urlFor = (base: string, db: string): string => {
+    const u = new URL(base);
+    u.pathname = `/${db}`;
+    return u.toString();
+  };
+  const root = mkdtempSync(join(tmpdir(), 'pgmcp-dbs-'));
+  const configFile = join(root, 'pgmcp.yaml');
+  let env: Record<string, string>;
+  let server: HttpServer;
+  const tokens: Record<string, string> = {};
+  const clients: Client[] = [];
+
+  const cli = async (args: string[]): Promise<string> => {
+    const run = await runPgmcp(args, { env, timeoutMs: 60_000 });
+    expect(run.code, run.stderr).toBe(0);
+    return run.stdout.trim();
+  };
+  const api = async (
+    path: string,
+    token: string,
+    body?: string,
+  ): Promise<{ status: number; text: string; json: any }> => {
+    const res = await fetch(`${server.origin}/api${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body }),
+    });
+    const text = await res.text();
+    return { status: res.status, text, json: JSON.parse(text) };
+  };
+  const connect = async (token: string): Promise<Client> => {
+    const client = new Client({ name: 'pgmcp-dbs', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(server.url), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    clients.push(client);
+    return client;
+  };
+  const text = (result: any): string =>
+    ((result.content as { text?: string }[] | undefined) ?? []).map((c) => c.text ?? '').join('');
+  const query = (client: Client, sql: string, database?: string) =>
+    client.callTool({
+      name: 'query_database',
+      arguments: { query: sql, ...(database === undefined ? {} : { database }) },
+    });
+
+  beforeAll(async () => {
+    await withClient(pgInfo.adminUrl, async (c) => {
+      await c.query(`CREATE DATABASE ${oneName}`);
+      await c.query(`CREATE DATABASE ${twoName}`);
+      await c.query(`CREATE DATABASE ${stateName}`);
+    });
+    for (const [db, label] of [
+      [oneName, 'one'],
+      [twoName, 'two'],
+    ] as const) {
+      await withClient(urlFor(pgInfo.adminUrl, db), async (c) => {
+        await c.query(`CREATE TABLE marker (label text); INSERT INTO marker VALUES ('${label}')`);
+        await c.query(`GRANT SELECT ON marker TO ${pgInfo.role}`);
+      });
+    }
+    writeFileSync(
+      configFile,
+      [
+        'server:',
+        '  databaseTools: true',
+        'databases:',
+        '  - name: one',
+        `    url: ${urlFor(pgInfo.url, oneName)}`,
+        '    availableToUsers: [staff]',
+        '  - name: two',
+        `    url: ${urlFor(pgInfo.url, twoName)}`,
+        '  - name: lite',
+        '    embedded: true',
+        '    availableToUsers: [staff]',
+        '  - name: down',
+        '    url: postgres://nobody@127.0.0.1:1/nothing',
+        '    availableToUsers: [staff]',
+        '',
+      ].join('\n'),
+    );
+    env = serverEnv({
+      PGMCP_LOG_LEVEL: 'warn',
+      PGMCP_STATE_URL: urlFor(pgInfo.adminUrl, stateName),
+      PGMCP_AUTH_CACHE_TTL_MS: '0',
+      PGMCP_DATA_DIR: join(root, 'data'),
+      PGMCP_DEMO: 'false',
+    });
+    server = await startHttpServer(['--config', configFile, '--require-auth'], { env });
+    tokens['staff'] = await cli(['token', 'create', '--name', 'staff', '--role', 'staff']);
+    tokens['staff2'] = await cli(['token', 'create', '--name', 'staff2', '--role', 'staff']);
+    tokens['limited'] = await cli(['token', 'create', '--name', 'limited']);
+    tokens['bound'] = await cli([
+      'token',
+      'create',
+      '--name',
+      'bound',
+      '--role',
+      'staff',
+      '--bind-database',
+      'two',
+    ]);
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const client of clients) await client.close().catch(() => undefined);
+    await server?.stop();
+    rmSync(root, { recursive: true, force: true });
+    await withClient(pgInfo.adminUrl, async (c) => {
+      for (const db of [oneName, twoName, stateName]) {
+        await c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+      }
+    });
+  });
+
+  it('starts with one database down and reports each in /health', async () => {
+    const res = await fetch(`${server.origin}/health`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    expect(body.databases).toEqual([
+      { name: 'one', status: 'up' },
+      { name: 'two', status: 'up' },
+      { name: 'lite', status: 'up' },
+      { name: 'down', status: 'unavailable' },
+    ]);
+  });
+
+  it('lists the databases each caller may use (seed 002 shape)', async () => {
+    const staff = await api('/databases', tokens['staff']!);
+    expect(staff.status).toBe(200);
+    expect(staff.json.current).toBe('one');
+    expect(staff.json.databases.map((d: any) => d.name)).toEqual(['one', 'two', 'lite', 'down']);
+    expect(Object.keys(staff.json.databases[0]).sort()).toEqual(
+      ['database', 'host', 'name', 'port', 'sslmode', 'user'].sort(),
+    );
+    expect(staff.json.databases[0].database).toBe(oneName);
+    expect(staff.text).not.toMatch(/password/i);
+    const limited = await api('/databases', tokens['limited']!);
+    expect(limited.json.databases.map((d: any) => d.name)).toEqual(['two']);
+    expect(limited.json.current).toBe('two');
+    const bound = await api('/databases', tokens['bound']!);
+    expect(bound.json.databases.map((d: any) => d.name)).toEqual(['two']);
+    expect(bound.json.current).toBe('two');
+  });
+
+  it('answers POST /api/databases/select with the seed bodies, byte for byte', async () => {
+    const cases: [string, string, number, string][] = [
+      ['staff', '{}', 400, '{"success":false,"error":"Database name is required"}'],
+      ['staff', '{"name":""}', 400, '{"success":false,"error":"Database name is required"}'],
+      ['staff', '{"name":"nope"}', 404, '{"success":false,"error":"Database not found"}'],
+      [
+        'limited',
+        '{"name":"one"}',
+        403,
+        '{"success":false,"error":"Access denied to this database"}',
+      ],
+      [
+        'bound',
+        '{"name":"one"}',
+        403,
+        '{"success":false,"error":"API token is bound to a different database"}',
+      ],
+      [
+        'staff',
+        '{"name":"two"}',
+        200,
+        '{"success":true,"current":"two","message":"Database selected successfully"}',
+      ],
+    ];
+    for (const [who, body, status, expected] of cases) {
+      const res = await api('/databases/select', tokens[who]!, body);
+      expect([who, body, res.status, res.text]).toEqual([who, body, status, expected]);
+    }
+    expect((await api('/databases', tokens['staff']!)).json.current).toBe('two');
+    // Another token's selection is its own.
+    expect((await api('/databases', tokens['staff2']!)).json.current).toBe('one');
+    // The REST selection is what the token's tool calls use by default.
+    const client = await connect(tokens['staff']!);
+    expect(text(await query(client, 'SELECT label FROM marker'))).toContain('two');
+    await api('/databases/select', tokens['staff']!, '{"name":"one"}');
+  });
+
+  it('runs each call on the database it names, the session selection otherwise', async () => {
+    const a = await connect(tokens['staff2']!);
+    const b = await connect(tokens['staff2']!);
+    const first = await query(a, 'SELECT label FROM marker');
+    expect(text(first)).toMatch(/Database: one[\s\S]*one/);
+    expect(text(await query(a, 'SELECT label FROM marker', 'two'))).toMatch(/Database: two/);
+    const lite = await query(a, 'SELECT 42 AS answer', 'lite');
+    expect(lite.isError).toBeFalsy();
+    expect(text(lite)).toContain('Database: lite');
+    // Seed 001's form, for a configured database only; the session keeps it.
+    const set = await query(
+      a,
+      `set default database to ${urlFor('postgres://127.0.0.1:' + new URL(pgInfo.url).port, twoName)}`,
+    );
+    expect(set.isError, text(set)).toBeFalsy();
+    expect(text(await query(a, 'SELECT label FROM marker'))).toMatch(/Database: two[\s\S]*two/);
+    // The other session of the same token is unaffected.
+    expect(text(await query(b, 'SELECT label FROM marker'))).toMatch(/Database: one/);
+    // select_database_connection does the same by name.
+    const selected = await b.callTool({
+      name: 'select_database_connection',
+      arguments: { name: 'lite' },
+    });
+    expect(selected.isError, text(selected)).toBeFalsy();
+    expect(text(await query(b, 'SELECT 1 AS one'))).toContain('Database: lite');
+    // Inline "… at <url>" for this call only.
+    const oneUrl = urlFor('postgres://localhost:' + new URL(pgInfo.url).port, oneName);
+    expect(text(await query(b, `SELECT label FROM marker at ${oneUrl}`))).toMatch(/Database: one/);
+  });
+
+  it('refuses inline URLs and names that are not configured', async () => {
+    const client = await connect(tokens['staff']!);
+    for (const sql of [
+      'SELECT 1 at postgres://evil.example.com/otherdb',
+      'set default database to postgres://attacker:secret@10.0.0.1:5432/x',
+    ]) {
+      const result = await query(client, sql);
+      expect(result.isError, sql).toBe(true);
+      expect(text(result)).toMatch(/not one of the configured databases/);
+      expect(text(result)).not.toContain('secret');
+    }
+    const unknown = await query(client, 'SELECT 1', 'nope');
+    expect(unknown.isError).toBe(true);
+    expect(text(unknown)).toMatch(/Database not found/);
+  });
+
+  it('describes every /api route in /api/openapi.json, from the validating schemas', async () => {
+    const res = await api('/openapi.json', tokens['staff']!);
+    expect(res.status).toBe(200);
+    const paths = Object.keys(res.json.paths);
+    for (const path of [
+      '/api/databases',
+      '/api/databases/select',
+      '/api/login',
+      '/api/user/info',
+    ]) {
+      expect(paths).toContain(path);
+    }
+    expect(res.json.paths['/api/login'].post.requestBody).toBeDefined();
+    expect(paths.every((p: string) => p.startsWith('/api/'))).toBe(true);
+  });
+
+  it('names a database that is down', async () => {
+    const client = await connect(tokens['staff']!);
+    const result = await query(client, 'SELECT 1', 'down');
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/Database unavailable: down/);
+  });
+
+  it('keeps a limited caller and a bound token to their database through every tool', async () => {
+    const limited = await connect(tokens['limited']!);
+    const listed = await limited.callTool({ name: 'list_database_connections', arguments: {} });
+    expect(text(listed)).toContain('two');
+    expect(text(listed)).not.toMatch(/\bone\b|lite|down|127\.0\.0\.1|localhost/);
+    for (const name of ['query_database', 'get_schema_info', 'count_rows']) {
+      const args: Record<string, unknown> =
+        name === 'query_database'
+          ? { query: 'SELECT 1', database: 'one' }
+          : name === 'count_rows'
+            ? { table: 'marker', database: 'one' }
+            : { database: 'one' };
+      const refused = await limited.callTool({ name, arguments: args });
+      expect(refused.isError, name).toBe(true);
+      expect(text(refused), name).toMatch(/Access denied to database one/);
+    }
+    const refusedSelect = await limited.callTool({
+      name: 'select_database_connection',
+      arguments: { name: 'lite' },
+    });
+    expect(refusedSelect.isError).toBe(true);
+    expect(text(await query(limited, 'SELECT label FROM marker'))).toMatch(/Database: two/);
+    const info = await limited.readResource({ uri: 'pg://system_info' });
+    expect(JSON.stringify(info)).toContain(twoName);
+
+    const bound = await connect(tokens['bound']!);
+    const refused = await query(bound, 'SELECT 1', 'one');
+    expect(text(refused)).toMatch(/bound to a different database/);
+    expect(text(await query(bound, 'SELECT label FROM marker'))).toMatch(/Database: two/);
+  });
+});
