@@ -75,6 +75,9 @@ export function fixtureSql(s: string): string {
  * through the server and the served database holds the state schema (the embedded default):
  * pgmcp then hides the planner statistics, which would show sample values of its tables.
  */
+// role_memberships counts only what a hostile GRANT would be after (predefined pg_* roles, the
+// corpus's own roles, privileged roles): other suites running at the same time grant their
+// own plain roles to the shared test role.
 export function snapshotSql(s: string, role: string, statistics = true): string {
   const count = (from: string) => `(SELECT count(*) FROM ${from})::int`;
   return `SELECT
@@ -90,7 +93,7 @@ export function snapshotSql(s: string, role: string, statistics = true): string 
     ${count("pg_catalog.pg_database WHERE datname = 'pgmcp_sec_evil'")} AS evil_databases,
     (SELECT rolsuper::text || rolcreaterole::text || rolcreatedb::text || rolbypassrls::text
        FROM pg_catalog.pg_roles WHERE rolname = '${role}') AS role_attributes,
-    ${count(`pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles r ON r.oid = m.member WHERE r.rolname = '${role}'`)} AS role_memberships,
+    ${count(`pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles r ON r.oid = m.member JOIN pg_catalog.pg_roles g ON g.oid = m.roleid WHERE r.rolname = '${role}' AND (left(g.rolname, 3) = 'pg_' OR left(g.rolname, 9) = 'pgmcp_sec' OR g.rolsuper OR g.rolcreaterole OR g.rolbypassrls)`)} AS role_memberships,
     ${count(`pg_catalog.pg_db_role_setting WHERE setdatabase = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database()) OR setrole = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = '${role}')`)} AS role_and_database_settings,
     (SELECT count(*)::text || ':' || md5(coalesce(string_agg(t::text, '|' ORDER BY t.id), ''))
        FROM ${s}.sentinel t) AS sentinel,
