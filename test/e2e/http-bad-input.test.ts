@@ -521,7 +521,7 @@ describe.skipIf(!pg)('HTTP: bad input gets its proper error, and the server keep
     expect(server.process.exitCode).toBeNull();
   });
 
-  it('GET /health → 200 with status, server, version and database', async () => {
+  it('GET /health → 200 with status, server, version and each database', async () => {
     const res = await rawHttp(`${server.origin}/health`);
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
@@ -529,6 +529,7 @@ describe.skipIf(!pg)('HTTP: bad input gets its proper error, and the server keep
       server: expect.any(String),
       version: expect.any(String),
       database: 'up',
+      databases: [{ name: expect.any(String), status: 'up' }],
     });
   });
 });

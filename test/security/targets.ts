@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { vi } from 'vitest';
 import { pino } from 'pino';
 import { startEmbedded } from '../../src/db/embedded/index.js';
 import { TEST_ROLE, uniqueSchemaName, withClient, type RealPostgres } from '../helpers/postgres.js';
@@ -92,17 +93,24 @@ export async function postgresTarget(
       async checkOutside() {
         // The backend hostile calls tried to terminate still answers.
         await victim.query('SELECT 1');
-        // No advisory lock and no open transaction is left on the server's connections.
-        const { rows } = await admin.query<{ locks: number; open: number }>(
-          `SELECT (SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-                    WHERE a.application_name = $1 AND l.locktype = 'advisory')::int AS locks,
-                  (SELECT count(*) FROM pg_stat_activity
-                    WHERE application_name = $1 AND state LIKE 'idle in transaction%')::int AS open`,
-          [database],
+        // No advisory lock and no open transaction is left on the server's connections. A
+        // catalog reload the call set off may be between its statements for a moment: what is
+        // left is what is still there a little later.
+        await vi.waitFor(
+          async () => {
+            const { rows } = await admin.query<{ locks: number; open: number }>(
+              `SELECT (SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                        WHERE a.application_name = $1 AND l.locktype = 'advisory')::int AS locks,
+                      (SELECT count(*) FROM pg_stat_activity
+                        WHERE application_name = $1 AND state LIKE 'idle in transaction%')::int AS open`,
+              [database],
+            );
+            if (rows[0]!.locks !== 0 || rows[0]!.open !== 0) {
+              throw new Error(`server backends keep state: ${JSON.stringify(rows[0])}`);
+            }
+          },
+          { timeout: 3_000, interval: 50 },
         );
-        if (rows[0]!.locks !== 0 || rows[0]!.open !== 0) {
-          throw new Error(`server backends keep state: ${JSON.stringify(rows[0])}`);
-        }
       },
       cleanup,
     });
