@@ -20,7 +20,8 @@ import { registerBuiltins } from '../tools/builtin/index.js';
 import { startCatalogWatch } from '../catalog/watch.js';
 import { configError } from '../config/index.js';
 import { createExchangeLog, type ExchangeRecord } from '../tools/handlers/index.js';
-import { createLiveCatalog, nameClashError } from '../tools/live-catalog.js';
+import { createLiveCatalog, nameClashError, type LiveCatalog } from '../tools/live-catalog.js';
+import { createDatabaseCatalogs } from '../tools/database-catalog.js';
 import { createRegistry, type Registry } from '../tools/registry.js';
 import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../tools/sql-guard.js';
 import { VERSION } from './version.js';
@@ -160,47 +161,58 @@ export async function createApp(
       );
     }
   }
-  const catalog = catalogs.get(main.entry.name)!;
-  // Routines and registry handlers (of the default database): loaded now, and again whenever
-  // the database says they changed (NOTIFY from an event trigger, or a TTL poll where none can
-  // be installed).
-  const live = createLiveCatalog({
-    db,
-    registry,
-    catalog,
-    logger,
-    routines: {
-      allowWrites: main.entry.allowWrites,
-      statementTimeoutMs: main.entry.statementTimeoutMs,
-      maxRows: main.entry.maxRows,
-      maxResultBytes: main.entry.maxResultBytes,
-      ...(config.database.routineSchemas.length > 0
-        ? { schemas: config.database.routineSchemas }
-        : {}),
-    },
-    handlers: {
-      statementTimeoutMs: main.entry.statementTimeoutMs,
-      allowWrites: main.entry.allowWrites,
-    },
-  });
-  try {
-    const first = await live.reload('start');
-    if (first.clashes.length > 0) {
-      await closeOpened();
-      throw nameClashError(first.clashes);
-    }
-  } catch (error) {
-    // With several databases the server starts even when the default one is down; its
-    // routines arrive with the first reload after it answers.
-    if (!several || !isAppError(error) || error.code !== ErrorCodes.DB_UNAVAILABLE) {
-      await closeOpened();
-      throw error;
-    }
-    logger.warn(
-      { database: main.entry.name },
-      'the default database is unavailable: its routines will be loaded when it answers',
+  // Routines and registry handlers of every database: loaded now, and again whenever that
+  // database says they changed (NOTIFY from an event trigger, or a TTL poll where none can be
+  // installed). With one database they go straight into the shared registry; with several,
+  // into each database's own, and the shared one routes to them (tools/database-catalog.ts).
+  const lives = new Map<string, LiveCatalog>();
+  for (const { entry, db: target } of opened) {
+    lives.set(
+      entry.name,
+      createLiveCatalog({
+        db: target,
+        registry: several ? directory.get(entry.name)!.registry : registry,
+        catalog: catalogs.get(entry.name)!,
+        logger,
+        routines: {
+          allowWrites: entry.allowWrites,
+          statementTimeoutMs: entry.statementTimeoutMs,
+          maxRows: entry.maxRows,
+          maxResultBytes: entry.maxResultBytes,
+          ...(config.database.routineSchemas.length > 0
+            ? { schemas: config.database.routineSchemas }
+            : {}),
+        },
+        handlers: { statementTimeoutMs: entry.statementTimeoutMs, allowWrites: entry.allowWrites },
+      }),
     );
   }
+  const routed = several
+    ? createDatabaseCatalogs(registry, directory, (name) => lives.get(name)!.owned())
+    : null;
+  for (const { entry } of opened) {
+    try {
+      const first = await lives.get(entry.name)!.reload('start');
+      if (first.clashes.length > 0) {
+        await closeOpened();
+        throw nameClashError(
+          several ? first.clashes.map((c) => `${c} (database ${entry.name})`) : first.clashes,
+        );
+      }
+    } catch (error) {
+      // With several databases the server starts even when some are down (the default one
+      // too); their routines arrive with the first reload after they answer.
+      if (!several || !isAppError(error) || error.code !== ErrorCodes.DB_UNAVAILABLE) {
+        await closeOpened();
+        throw error;
+      }
+      logger.warn(
+        { database: entry.name },
+        'a database is unavailable: its routines will be loaded when it answers',
+      );
+    }
+  }
+  routed?.sync(null);
   // Every answered request goes to mcp.exchange, from the dispatcher (so registry handlers do
   // not log their own calls): only where the registry schema exists to hold it.
   const exchangeLog =
@@ -211,28 +223,20 @@ export async function createApp(
             logger.warn({ err: { message: error.message } }, 'exchange log write failed'),
         })
       : null;
-  const watches = [
-    startCatalogWatch({
-      db,
+  const watches = opened.map(({ entry, db: target }) => {
+    const live = lives.get(entry.name)!;
+    return startCatalogWatch({
+      db: target,
       logger,
       ttlMs: CATALOG_TTL_MS,
       // Serving never changes the database: the trigger is installed by `pgmcp install`.
       installTrigger: false,
-      onChange: (reason) => live.reload(reason).then(() => undefined),
-    }),
-    // The other databases serve built-ins only: a change there refreshes their catalog.
-    ...opened
-      .filter(({ entry }) => !entry.isDefault)
-      .map(({ entry, db: other }) =>
-        startCatalogWatch({
-          db: other,
-          logger,
-          ttlMs: CATALOG_TTL_MS,
-          installTrigger: false,
-          onChange: async () => catalogs.get(entry.name)!.invalidate(),
-        }),
-      ),
-  ];
+      onChange: async (reason) => {
+        const result = await live.reload(reason);
+        routed?.sync(entry.name, result.changed);
+      },
+    });
+  });
   extension?.register?.(registry);
   const shutdown = new AbortController();
   const exchangeListeners = new Set<(record: ExchangeRecord) => void>();

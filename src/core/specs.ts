@@ -97,6 +97,11 @@ export interface ToolSpec {
    */
   allows?(principal: Principal): boolean;
   /**
+   * Whether this caller can know of it at all (an entry of databases it may not use). Absent:
+   * everyone. Unlike allows, always applied: left out of every list, unknown on use.
+   */
+  inScope?(principal: Principal): boolean;
+  /**
    * The arguments carry a secret (a password): whatever records calls (the exchange log) must
    * keep the call but never its arguments, whatever its settings say.
    */
@@ -117,6 +122,11 @@ export interface ResourceSpec {
    * also left out of lists (which are then per-caller: modern-era cacheScope 'private').
    */
   allows?(principal: Principal): boolean;
+  /**
+   * Whether this caller can know of it at all (an entry of databases it may not use). Absent:
+   * everyone. Unlike allows, always applied: left out of every list, unknown on use.
+   */
+  inScope?(principal: Principal): boolean;
   read(ctx: CallContext): Promise<ResourceReadResult>;
 }
 
@@ -138,6 +148,11 @@ export interface ResourceTemplateSpec {
    * also left out of lists (which are then per-caller: modern-era cacheScope 'private').
    */
   allows?(principal: Principal): boolean;
+  /**
+   * Whether this caller can know of it at all (an entry of databases it may not use). Absent:
+   * everyone. Unlike allows, always applied: left out of every list, unknown on use.
+   */
+  inScope?(principal: Principal): boolean;
   /** Returns the template variables if the URI belongs to this template, else null. */
   match(uri: string): Record<string, string> | null;
   read(uri: string, vars: Record<string, string>, ctx: CallContext): Promise<ResourceReadResult>;
@@ -165,6 +180,11 @@ export interface PromptSpec {
    * also left out of lists (which are then per-caller: modern-era cacheScope 'private').
    */
   allows?(principal: Principal): boolean;
+  /**
+   * Whether this caller can know of it at all (an entry of databases it may not use). Absent:
+   * everyone. Unlike allows, always applied: left out of every list, unknown on use.
+   */
+  inScope?(principal: Principal): boolean;
   get(args: Record<string, string>, ctx: CallContext): Promise<PromptResult>;
   complete?(
     argument: string,

@@ -276,7 +276,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       return;
     }
     if (incoming.request.method === 'initialize') {
-      const session = sessions.create(principalKey(req.principal));
+      const session = sessions.create(principalKey(req.principal), req.principal);
       return respond(req, reply, incoming, session, (answered) => {
         if (answered) sessions.register(session);
       });

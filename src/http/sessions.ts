@@ -2,6 +2,7 @@
 // DELETE or after an idle period (clients often never DELETE).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { Principal } from '../core/principal.js';
 import { createOutbound, type Outbound } from '../mcp/outbound.js';
 import { createSession, type InFlight, type Session } from '../mcp/session.js';
 import { EventStore, SseStream } from './sse.js';
@@ -21,7 +22,7 @@ export interface HttpSession extends Session {
 }
 
 export interface SessionStore {
-  create(owner: string): HttpSession;
+  create(owner: string, principal: Principal): HttpSession;
   /** Make a session visible by id (after a successful initialize). */
   register(session: HttpSession): void;
   get(id: string): HttpSession | undefined;
@@ -63,12 +64,14 @@ export function createSessionStore(options: {
   sweep.unref();
 
   return {
-    create(owner) {
+    create(owner, principal) {
       const id = randomUUID();
       const store = new EventStore(options.eventStoreSize);
       const getStream = new SseStream(GET_STREAM_ID, store, options.keepAliveMs);
-      const base = createSession(id, (method, params) =>
-        getStream.send({ jsonrpc: '2.0', method, params }),
+      const base = createSession(
+        id,
+        (method, params) => getStream.send({ jsonrpc: '2.0', method, params }),
+        principal,
       );
       return Object.assign(base, {
         inFlight: new Map(),

@@ -162,6 +162,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
             scope.id,
             scope.channel.notify,
             AbortSignal.any(signals),
+            scope.channel.principal,
           );
         } finally {
           scope.channel.inFlight?.delete(scope.id);

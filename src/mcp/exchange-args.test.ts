@@ -30,7 +30,7 @@ describe('exchange records and sensitive arguments', () => {
       signer: createSigner('k'),
       onExchange: (record) => records.push(record),
     });
-    const session = createSession('s', () => undefined);
+    const session = createSession('s', () => undefined, ANONYMOUS);
     session.protocolVersion = '2025-11-25';
     const channel: RequestChannel = {
       session,

@@ -1,5 +1,6 @@
 // Per-connection state the legacy era needs: the negotiated version and capabilities,
 // the log level, resource subscriptions and the requests in flight (for cancellation).
+import type { Principal } from '../core/principal.js';
 import type { LogLevel } from '../core/specs.js';
 import type { JsonRpcId } from './jsonrpc.js';
 
@@ -13,6 +14,8 @@ export interface Session {
   /** The database this session selected (several configured); null: none selected. */
   database: string | null;
   readonly subscriptions: Set<string>;
+  /** Who uses it: notifications about a database reach only sessions of its users. */
+  readonly principal: Principal;
   /** Deliver a notification that belongs to no request (GET stream on HTTP, stdout on stdio). */
   notify(method: string, params: Record<string, unknown>): void;
   lastSeen: number;
@@ -21,6 +24,7 @@ export interface Session {
 export function createSession(
   id: string,
   notify: (method: string, params: Record<string, unknown>) => void,
+  principal: Principal,
 ): Session {
   return {
     id,
@@ -30,6 +34,7 @@ export function createSession(
     logLevel: null,
     database: null,
     subscriptions: new Set(),
+    principal,
     notify,
     lastSeen: Date.now(),
   };

@@ -43,8 +43,10 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     if (!output.writable) return;
     output.write(`${serialize(message)}\n`);
   };
-  const session = createSession('stdio', (method, params) =>
-    write({ jsonrpc: '2.0', method, params }),
+  const session = createSession(
+    'stdio',
+    (method, params) => write({ jsonrpc: '2.0', method, params }),
+    principal,
   );
   const channel: RequestChannel = {
     session,

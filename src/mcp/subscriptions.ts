@@ -1,5 +1,6 @@
 // Change notifications: list_changed and resources/updated to legacy sessions, and the
 // modern era's subscriptions/listen streams, both fed from the registry's events.
+import type { Principal } from '../core/principal.js';
 import type { Registry, CatalogKind } from '../tools/registry.js';
 import type { Session } from './session.js';
 import { isObject, RpcCodes, RpcError } from './jsonrpc.js';
@@ -16,9 +17,12 @@ export function bindSessionNotifications(
   registry: Registry,
   sessions: () => Iterable<Session>,
 ): () => void {
-  const offList = registry.onListChanged((kind) => {
+  const offList = registry.onListChanged((kind, audience) => {
     for (const session of sessions()) {
-      if (session.protocolVersion !== null) session.notify(LIST_CHANGED[kind], {});
+      if (session.protocolVersion === null) continue;
+      // A change in a database the session's caller may not use says nothing to it.
+      if (audience && !audience(session.principal)) continue;
+      session.notify(LIST_CHANGED[kind], {});
     }
   });
   const offUpdated = registry.onResourceUpdated((uri) => {
@@ -73,6 +77,8 @@ export function listen(
   subscriptionId: string | number,
   send: (method: string, params: Record<string, unknown>) => void,
   until: AbortSignal,
+  /** The listener: changes in databases it may not use are not forwarded. */
+  principal: Principal,
 ): Promise<void> {
   const meta = { [META_SUBSCRIPTION_ID]: subscriptionId };
   const wanted: Record<CatalogKind, boolean> = {
@@ -88,8 +94,9 @@ export function listen(
   if (filter.resourcesListChanged) honored['resourcesListChanged'] = true;
   if (uris.size > 0) honored['resourceSubscriptions'] = [...uris];
   send('notifications/subscriptions/acknowledged', { notifications: honored, _meta: meta });
-  const offList = registry.onListChanged((kind) => {
-    if (wanted[kind]) send(LIST_CHANGED[kind], { _meta: meta });
+  const offList = registry.onListChanged((kind, audience) => {
+    if (wanted[kind] && (!audience || audience(principal)))
+      send(LIST_CHANGED[kind], { _meta: meta });
   });
   const offUpdated = registry.onResourceUpdated((uri) => {
     if (uris.has(uri)) send('notifications/resources/updated', { uri, _meta: meta });

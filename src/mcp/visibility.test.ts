@@ -85,7 +85,7 @@ function harness(registry: Registry, filterByAccess = true) {
     filterByAccess,
   });
   const channel = (principal: Principal, modern: boolean): RequestChannel => {
-    const session = createSession('s', () => undefined);
+    const session = createSession('s', () => undefined, principal);
     session.protocolVersion = '2025-11-25';
     return {
       session: modern ? null : session,

@@ -39,7 +39,7 @@ const pick = (
 };
 
 /** Runs `work`; a database that cannot be reached is named in the error. */
-async function onTarget<T>(target: DatabaseTarget, work: () => Promise<T>): Promise<T> {
+export async function onTarget<T>(target: DatabaseTarget, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -54,7 +54,7 @@ async function onTarget<T>(target: DatabaseTarget, work: () => Promise<T>): Prom
   }
 }
 
-function withDatabaseArgument(schema: JsonSchema, names: readonly string[]): JsonSchema {
+export function withDatabaseArgument(schema: JsonSchema, names: readonly string[]): JsonSchema {
   const properties = (schema['properties'] as Record<string, unknown> | undefined) ?? {};
   return {
     ...schema,

@@ -2,10 +2,14 @@
 // registry handlers (and, in the test-only fixture server, the conformance fixtures). Lists are kept in a deterministic
 // order (by name) because clients cache tool lists in prompts.
 import { AppError, ErrorCodes } from '../core/errors.js';
+import type { Principal } from '../core/principal.js';
 import type { PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec } from '../core/specs.js';
 import { compileValidator, type ArgumentValidator } from './validation.js';
 
 export type CatalogKind = 'tools' | 'resources' | 'prompts';
+
+/** The callers a change concerns. */
+export type Audience = (principal: Principal) => boolean;
 
 export interface RegisteredTool {
   spec: ToolSpec;
@@ -42,8 +46,12 @@ export interface Registry {
    */
   apply(batch: RegistryBatch): RegistryBatchResult;
 
-  /** Called after a list changed (for list_changed notifications). Returns an unsubscribe. */
-  onListChanged(listener: (kind: CatalogKind) => void): () => void;
+  /**
+   * Called after a list changed (for list_changed notifications). `audience`, when given, says
+   * which callers the change concerns (the users of one database); others are not told.
+   * Returns an unsubscribe.
+   */
+  onListChanged(listener: (kind: CatalogKind, audience?: Audience) => void): () => void;
   /** Called when a resource's content changed (for resources/updated notifications). */
   onResourceUpdated(listener: (uri: string) => void): () => void;
   resourceUpdated(uri: string): void;
@@ -63,6 +71,8 @@ export interface RegistryBatch {
    * changed in a way its view cannot show (the roles behind a allows).
    */
   announce?: readonly CatalogKind[];
+  /** Whom the batch's list_changed concerns (absent: everyone). */
+  audience?: Audience;
 }
 
 export interface RegistryBatchResult {
@@ -100,7 +110,7 @@ export function createRegistry(): Registry {
   const resources = new Map<string, ResourceSpec>();
   const templates = new Map<string, ResourceTemplateSpec>();
   const prompts = new Map<string, PromptSpec>();
-  const listListeners = new Set<(kind: CatalogKind) => void>();
+  const listListeners = new Set<(kind: CatalogKind, audience?: Audience) => void>();
   const updateListeners = new Set<(uri: string) => void>();
   // Sorted snapshots, rebuilt only when a list changes.
   let toolList: ToolSpec[] | null = null;
@@ -108,11 +118,11 @@ export function createRegistry(): Registry {
   let templateList: ResourceTemplateSpec[] | null = null;
   let promptList: PromptSpec[] | null = null;
 
-  const changed = (kind: CatalogKind): void => {
+  const changed = (kind: CatalogKind, audience?: Audience): void => {
     if (kind === 'tools') toolList = null;
     if (kind === 'resources') resourceList = templateList = null;
     if (kind === 'prompts') promptList = null;
-    for (const listener of listListeners) listener(kind);
+    for (const listener of listListeners) listener(kind, audience);
   };
 
   const claimed = (kind: string, name: string): AppError =>
@@ -272,7 +282,7 @@ export function createRegistry(): Registry {
       if (resourcesChanged || templatesChanged || forced.has('resources'))
         changedKinds.push('resources');
       if (promptsChanged || forced.has('prompts')) changedKinds.push('prompts');
-      for (const kind of changedKinds) changed(kind);
+      for (const kind of changedKinds) changed(kind, batch.audience);
       return { changed: changedKinds, skipped };
     },
     onListChanged(listener) {

@@ -3,12 +3,13 @@
 // error bodies byte for byte, selection per MCP session, token binding, a caller limited to one
 // database seeing only it through every route and tool, and seed 001's inline forms refused
 // for anything that is not configured.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { realPostgres, withClient, type RealPostgres } from '../helpers/postgres.js';
 import { runPgmcp, serverEnv, startHttpServer, type HttpServer } from '../helpers/server.js';
 
@@ -85,8 +86,16 @@ describe.skipIf(!info)('several databases', () => {
       await withClient(urlFor(pgInfo.adminUrl, db), async (c) => {
         await c.query(`CREATE TABLE marker (label text); INSERT INTO marker VALUES ('${label}')`);
         await c.query(`GRANT SELECT ON marker TO ${pgInfo.role}`);
+        // The DDL trigger `pgmcp install` would add: each database's changes arrive by NOTIFY.
+        await c.query(readFileSync('sql/watch/001_event_trigger.sql', 'utf8'));
       });
     }
+    // A routine of the non-default database two.
+    await withClient(urlFor(pgInfo.adminUrl, twoName), async (c) => {
+      await c.query(`CREATE FUNCTION public.two_label() RETURNS text LANGUAGE sql STABLE
+        AS $$ SELECT label FROM marker $$;
+        COMMENT ON FUNCTION public.two_label() IS '@mcp The label of database two'`);
+    });
     writeFileSync(
       configFile,
       [
@@ -118,6 +127,16 @@ describe.skipIf(!info)('several databases', () => {
     tokens['staff'] = await cli(['token', 'create', '--name', 'staff', '--role', 'staff']);
     tokens['staff2'] = await cli(['token', 'create', '--name', 'staff2', '--role', 'staff']);
     tokens['limited'] = await cli(['token', 'create', '--name', 'limited']);
+    tokens['onlyOne'] = await cli([
+      'token',
+      'create',
+      '--name',
+      'only-one',
+      '--role',
+      'staff',
+      '--bind-database',
+      'one',
+    ]);
     tokens['bound'] = await cli([
       'token',
       'create',
@@ -306,5 +325,59 @@ describe.skipIf(!info)('several databases', () => {
     const refused = await query(bound, 'SELECT 1', 'one');
     expect(text(refused)).toMatch(/bound to a different database/);
     expect(text(await query(bound, 'SELECT label FROM marker'))).toMatch(/Database: two/);
+  });
+
+  it('serves the routines of a non-default database to its users only, and tells only them of changes', async () => {
+    const staff = await connect(tokens['staff']!);
+    const limited = await connect(tokens['limited']!);
+    const onlyOne = await connect(tokens['onlyOne']!);
+    const names = async (client: Client): Promise<string[]> =>
+      (await client.listTools()).tools.map((t) => t.name);
+    expect(await names(limited)).toContain('two_label');
+    expect(await names(staff)).toContain('two_label');
+    expect(await names(onlyOne)).not.toContain('two_label');
+    // Routed like the built-ins: the call's database, which must have it.
+    const called = await limited.callTool({ name: 'two_label', arguments: {} });
+    expect(called.isError, text(called)).toBeFalsy();
+    expect(text(called)).toContain('two');
+    // staff's session uses one by default, which has no two_label: the one that has it serves.
+    const fromStaff = await staff.callTool({ name: 'two_label', arguments: {} });
+    expect(fromStaff.isError, text(fromStaff)).toBeFalsy();
+    const named = await staff.callTool({ name: 'two_label', arguments: { database: 'two' } });
+    expect(text(named)).toContain('two');
+    const wrong = await staff.callTool({ name: 'two_label', arguments: { database: 'one' } });
+    expect(wrong.isError).toBe(true);
+    expect(text(wrong)).toMatch(/not defined in database one; it is in: two/);
+    const denied = await limited.callTool({ name: 'two_label', arguments: { database: 'one' } });
+    expect(text(denied)).toMatch(/Access denied to database one/);
+    // For a caller who may not use two, it does not exist.
+    await expect(onlyOne.callTool({ name: 'two_label', arguments: {} })).rejects.toThrow(
+      /Unknown tool: two_label/,
+    );
+
+    const seen = { limited: 0, onlyOne: 0 };
+    limited.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      seen.limited += 1;
+    });
+    onlyOne.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      seen.onlyOne += 1;
+    });
+    await withClient(urlFor(pgInfo.adminUrl, twoName), (c) =>
+      c.query(`CREATE FUNCTION public.two_more() RETURNS int LANGUAGE sql STABLE AS 'SELECT 2';
+        COMMENT ON FUNCTION public.two_more() IS '@mcp Two more'`),
+    );
+    await vi.waitFor(() => expect(seen.limited).toBe(1), { timeout: 15_000 });
+    expect(await names(limited)).toContain('two_more');
+    // A change in one next: onlyOne hears of it, and of nothing before it (its stream is ordered).
+    await withClient(urlFor(pgInfo.adminUrl, oneName), (c) =>
+      c.query(`CREATE FUNCTION public.one_more() RETURNS int LANGUAGE sql STABLE AS 'SELECT 1';
+        COMMENT ON FUNCTION public.one_more() IS '@mcp One more'`),
+    );
+    await vi.waitFor(() => expect(seen.onlyOne).toBe(1), { timeout: 15_000 });
+    const onlyOneTools = await names(onlyOne);
+    expect(onlyOneTools).toContain('one_more');
+    expect(onlyOneTools).not.toContain('two_more');
+    expect(seen).toEqual({ limited: 1, onlyOne: 1 });
+    expect(await names(limited)).not.toContain('one_more');
   });
 });

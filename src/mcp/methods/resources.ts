@@ -2,6 +2,7 @@
 import { resourceNotFound } from '../errors.js';
 import {
   canUse,
+  inScope,
   deniedError,
   requireString,
   type FeatureOptions,
@@ -49,6 +50,7 @@ export function resourceMethods(
       const notFound = resourceNotFound(scope.era, uri, `Resource not found: ${uri}`);
       if (!direct && !matched) throw notFound;
       const principal = scope.channel.principal;
+      if (!inScope(direct ?? matched!.template, principal)) throw notFound;
       if (!canUse(direct ?? matched!.template, principal)) {
         throw deniedError('resource', uri, principal);
       }

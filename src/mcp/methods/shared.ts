@@ -58,10 +58,15 @@ export type Handler = (
 /** Anything a list holds: some callers may not use it. */
 export interface Gated {
   allows?(principal: Principal): boolean;
+  inScope?(principal: Principal): boolean;
 }
 
+/** Whether the caller can know of the item at all (see ToolSpec.inScope). */
+export const inScope = (item: Gated, principal: Principal): boolean =>
+  item.inScope === undefined || item.inScope(principal);
+
 export const canUse = (item: Gated, principal: Principal): boolean =>
-  item.allows === undefined || item.allows(principal);
+  inScope(item, principal) && (item.allows === undefined || item.allows(principal));
 
 /**
  * The answer to using an item the caller may not: a caller without an identity is asked to
@@ -84,7 +89,7 @@ export function usable<T extends Gated>(
   found: T | undefined,
   principal: Principal,
 ): T {
-  if (!found) {
+  if (!found || !inScope(found, principal)) {
     throw new RpcError(
       RpcCodes.INVALID_PARAMS,
       `Unknown ${kind}: ${name}. Call ${kind}s/list to see the ${kind}s.`,
@@ -140,7 +145,7 @@ export function createShared(options: FeatureOptions): Shared {
   const ttlMs = options.listTtlMs ?? 60_000;
   // Whether a list snapshot holds any per-caller item; the registry's snapshots are rebuilt
   // only when a list changes, so this is computed once per snapshot.
-  const gatedLists = new WeakMap<readonly Gated[], boolean>();
+  const gatedLists = new WeakMap<readonly Gated[], { allows: boolean; scoped: boolean }>();
 
   const pageSize = options.pageSize ?? 100;
   const cacheHints = (
@@ -151,14 +156,18 @@ export function createShared(options: FeatureOptions): Shared {
     items: readonly T[],
     principal: Principal,
   ): { items: readonly T[]; cacheScope: 'public' | 'private' } => {
-    if (!options.filterByAccess) return { items, cacheScope: 'public' };
     let gated = gatedLists.get(items);
     if (gated === undefined) {
-      gated = items.some((item) => item.allows !== undefined);
+      gated = {
+        allows: items.some((item) => item.allows !== undefined),
+        scoped: items.some((item) => item.inScope !== undefined),
+      };
       gatedLists.set(items, gated);
     }
-    if (!gated) return { items, cacheScope: 'public' };
-    return { items: items.filter((item) => canUse(item, principal)), cacheScope: 'private' };
+    const byAccess = options.filterByAccess === true && gated.allows;
+    if (!byAccess && !gated.scoped) return { items, cacheScope: 'public' };
+    const keep = byAccess ? canUse : inScope;
+    return { items: items.filter((item) => keep(item, principal)), cacheScope: 'private' };
   };
 
   return {
