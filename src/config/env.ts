@@ -113,6 +113,13 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'rateLimit.requestsPerMinute', env: 'PGMCP_RATE_LIMIT_PER_MINUTE', kind: 'int' },
   { key: 'rateLimit.routes.mcp', env: 'PGMCP_RATE_LIMIT_MCP', kind: 'int' },
   { key: 'rateLimit.routes.api', env: 'PGMCP_RATE_LIMIT_API', kind: 'int' },
+  { key: 'embeddings.provider', env: 'PGMCP_EMBEDDING_PROVIDER', kind: 'string' },
+  { key: 'embeddings.ollama.baseUrl', env: 'PGMCP_OLLAMA_URL', kind: 'string' },
+  {
+    key: 'embeddings.openaiCompatible.baseUrl',
+    env: 'PGMCP_OPENAI_COMPATIBLE_URL',
+    kind: 'string',
+  },
   { key: 'rateLimit.redis', env: 'PGMCP_RATE_LIMIT_REDIS', kind: 'string' },
   { key: 'rateLimit.redisKeyPrefix', env: 'PGMCP_RATE_LIMIT_REDIS_KEY_PREFIX', kind: 'string' },
 ];
