@@ -8,6 +8,7 @@ import { createSigner } from '../core/signed.js';
 import { createCatalog } from '../catalog/index.js';
 import { createAccessPolicy } from '../tools/access-policy.js';
 import { registerBuiltins } from '../tools/builtin/index.js';
+import { createEmbeddingProviders } from '../embeddings/index.js';
 import { startCatalogWatch } from '../catalog/watch.js';
 import { configError } from '../config/index.js';
 import { createExchangeLog, type ExchangeRecord } from '../tools/handlers/index.js';
@@ -100,6 +101,7 @@ export async function createApp(
     toolRoles: Object.fromEntries(
       Object.entries(config.tools).map(([name, settings]) => [name, settings.roles]),
     ),
+    embeddings: createEmbeddingProviders(config.embeddings),
   });
   for (const name of Object.keys(config.tools)) {
     if (!registry.tool(name)) {

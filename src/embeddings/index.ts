@@ -9,8 +9,8 @@ export interface EmbeddingProviders {
   /** The name used when a call names none (embeddings.provider). */
   readonly defaultName: string;
   readonly names: readonly string[];
-  /** The named provider, or the default; an unknown name is an input error. */
-  get(name?: string): EmbeddingProvider;
+  /** The named provider (or the default), optionally with another model of the same service. */
+  get(name?: string, model?: string): EmbeddingProvider;
 }
 
 export function createEmbeddingProviders(
@@ -23,13 +23,25 @@ export function createEmbeddingProviders(
     providers.set(kind, createRemoteProvider(kind, config[kind], runtime));
   }
   const names = [...providers.keys()];
+  const variants = new Map<string, EmbeddingProvider>();
   return {
     defaultName: config.provider,
     names,
-    get(name) {
-      const provider = providers.get(name ?? config.provider);
-      if (!provider) throw unknownProvider(name ?? config.provider, names);
-      return provider;
+    get(name, model) {
+      const key = name ?? config.provider;
+      const provider = providers.get(key);
+      if (!provider) throw unknownProvider(key, names);
+      if (model === undefined || model === provider.model) return provider;
+      const variantKey = `${key}\u0000${model}`;
+      let variant = variants.get(variantKey);
+      if (!variant) {
+        // The offline provider has one model; another name for it is still that model.
+        if (key === 'offline') return provider;
+        const kind = key as (typeof REMOTE_KINDS)[number];
+        variant = createRemoteProvider(kind, { ...config[kind], model, dimensions: null }, runtime);
+        variants.set(variantKey, variant);
+      }
+      return variant;
     },
   };
 }
