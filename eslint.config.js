@@ -9,14 +9,15 @@ const layers = {
   core: [],
   config: ['core'],
   db: ['core', 'config'],
+  embeddings: ['core', 'config'],
   catalog: ['core', 'config', 'db'],
-  tools: ['core', 'config', 'db', 'catalog'],
+  tools: ['core', 'config', 'db', 'catalog', 'embeddings'],
   auth: ['core', 'config', 'db'],
-  mcp: ['core', 'config', 'db', 'catalog', 'tools'],
-  api: ['core', 'config', 'db', 'catalog', 'tools', 'auth'],
-  http: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api'],
-  cli: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api', 'http'],
-  testing: ['core', 'config', 'db', 'catalog', 'tools', 'mcp'],
+  mcp: ['core', 'config', 'db', 'catalog', 'tools', 'embeddings'],
+  api: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'embeddings'],
+  http: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api', 'embeddings'],
+  cli: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api', 'http', 'embeddings'],
+  testing: ['core', 'config', 'db', 'catalog', 'tools', 'mcp', 'embeddings'],
 };
 const all = Object.keys(layers);
 const zones = all.flatMap((layer) =>

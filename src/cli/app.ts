@@ -17,6 +17,7 @@ import { createSigner } from '../core/signed.js';
 import { createCatalog } from '../catalog/index.js';
 import { createAccessPolicy } from '../tools/access-policy.js';
 import { registerBuiltins } from '../tools/builtin/index.js';
+import { createEmbeddingProviders, type EmbeddingProviders } from '../embeddings/index.js';
 import { startCatalogWatch } from '../catalog/watch.js';
 import { configError } from '../config/index.js';
 import { createExchangeLog, type ExchangeRecord } from '../tools/handlers/index.js';
@@ -117,6 +118,7 @@ export async function createApp(
       (config.state.url === null && entry.url === null) || (await holdsStateSchema(target)),
     );
   }
+  const embeddings = createEmbeddingProviders(config.embeddings);
   const registry = createRegistry();
   const catalogs = new Map<string, Catalog>();
   const targets: DatabaseTarget[] = opened.map(({ entry, db: target }) => {
@@ -131,6 +133,7 @@ export async function createApp(
       signer,
       several ? {} : toolRoles,
       stateServed.get(entry.name) ?? true,
+      embeddings,
     );
     catalogs.set(entry.name, catalog);
     return {
@@ -301,6 +304,7 @@ function registerBuiltinsFor(
   signer: Signer,
   toolRoles: Record<string, readonly string[]>,
   stateServed: boolean,
+  embeddings: EmbeddingProviders,
 ): Catalog {
   const policy = createAccessPolicy({
     ...entry.access,
@@ -324,6 +328,7 @@ function registerBuiltinsFor(
     showQueryText: entry.showQueryText,
     queryDatabase: { maxPlanCost: entry.maxPlanCost, maxPlanRows: entry.maxPlanRows, signer },
     toolRoles,
+    embeddings,
   });
   return catalog;
 }

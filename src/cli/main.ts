@@ -16,6 +16,7 @@ import {
   type CommonOptions,
 } from './commands.js';
 import { doctor } from './doctor.js';
+import { embed, type EmbedOptions } from './embed.js';
 import { install } from './install.js';
 import { VERSION } from './version.js';
 
@@ -43,6 +44,32 @@ common(
 ).action(async (options: CommonOptions) => {
   try {
     process.exitCode = await install(configFrom(options));
+  } catch (error) {
+    fail(error);
+  }
+});
+
+common(
+  program
+    .command('embed')
+    .description(
+      'fill or refresh the embeddings of a table (resumable; only missing or changed rows)',
+    )
+    .requiredOption('--table <name>', 'table to embed, optionally schema-qualified')
+    .requiredOption('--text-column <column>', 'column holding the text to embed')
+    .option(
+      '--vector-column <column>',
+      'vector column to fill (default <text-column>_embedding; created when missing)',
+    )
+    .option('--provider <name>', 'embedding provider (default: embeddings.provider)')
+    .option('--create-index <method>', 'create an index on the vector column: hnsw or ivfflat')
+    .option('--batch-size <n>', 'texts per provider request', (v) => Number.parseInt(v, 10)),
+).action(async (options: CommonOptions & EmbedOptions) => {
+  try {
+    if (options.createIndex !== undefined && !['hnsw', 'ivfflat'].includes(options.createIndex)) {
+      throw new Error(`--create-index must be hnsw or ivfflat, not ${options.createIndex}`);
+    }
+    process.exitCode = await embed(configFrom(options), options);
   } catch (error) {
     fail(error);
   }

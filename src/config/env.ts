@@ -114,6 +114,21 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'rateLimit.requestsPerMinute', env: 'PGMCP_RATE_LIMIT_PER_MINUTE', kind: 'int' },
   { key: 'rateLimit.routes.mcp', env: 'PGMCP_RATE_LIMIT_MCP', kind: 'int' },
   { key: 'rateLimit.routes.api', env: 'PGMCP_RATE_LIMIT_API', kind: 'int' },
+  { key: 'embeddings.provider', env: 'PGMCP_EMBEDDING_PROVIDER', kind: 'string' },
+  {
+    key: 'embeddings.offline.dimensions',
+    env: 'PGMCP_OFFLINE_EMBEDDING_DIMENSIONS',
+    kind: 'int',
+  },
+  { key: 'embeddings.openai.model', env: 'PGMCP_OPENAI_EMBEDDING_MODEL', kind: 'string' },
+  { key: 'embeddings.voyage.model', env: 'PGMCP_VOYAGE_EMBEDDING_MODEL', kind: 'string' },
+  { key: 'embeddings.gemini.model', env: 'PGMCP_GEMINI_EMBEDDING_MODEL', kind: 'string' },
+  { key: 'embeddings.ollama.baseUrl', env: 'PGMCP_OLLAMA_URL', kind: 'string' },
+  {
+    key: 'embeddings.openaiCompatible.baseUrl',
+    env: 'PGMCP_OPENAI_COMPATIBLE_URL',
+    kind: 'string',
+  },
   { key: 'rateLimit.redis', env: 'PGMCP_RATE_LIMIT_REDIS', kind: 'string' },
   { key: 'rateLimit.redisKeyPrefix', env: 'PGMCP_RATE_LIMIT_REDIS_KEY_PREFIX', kind: 'string' },
 ];

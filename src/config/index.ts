@@ -1,5 +1,5 @@
 export { configSchema, LOG_LEVELS, TRANSPORTS } from './schema.js';
-export type { Config, LogLevel, Transport } from './schema.js';
+export type { Config, EmbeddingsConfig, LogLevel, Transport } from './schema.js';
 export { loadConfig } from './load.js';
 export type { LoadConfigInput } from './load.js';
 export { parseHostPort } from './flags.js';

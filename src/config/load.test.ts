@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { ConfigFlags } from './flags.js';
 import { loadConfig } from './load.js';
+import { configSchema } from './schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pgmcp-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -81,6 +82,7 @@ describe('loadConfig defaults', () => {
       },
       databases: [],
       embedded: { dataDir: '/srv/app/.pgmcp/data', demo: true },
+      embeddings: configSchema.parse({}).embeddings,
       state: { url: null },
       auth: {
         required: null,

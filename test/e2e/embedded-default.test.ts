@@ -74,6 +74,32 @@ describe('embedded default (no --database)', () => {
     expect(health.json).toMatchObject({ status: 'ok', server: 'pgmcp-embedded', database: 'up' });
   });
 
+  it('searches the demo logbook right away (similarity_search, generate_embedding)', async () => {
+    const call = modernRequest('s', 'tools/call', {
+      name: 'similarity_search',
+      arguments: { table_name: 'demo.logbook_entries', query_text: 'fog from the river', top_n: 3 },
+    });
+    const res = await postRpc(server.url, call.message, call.headers);
+    expect(res.json.result.isError).toBeFalsy();
+    const found = res.json.result.structuredContent;
+    expect(found).toMatchObject({
+      provider: 'offline',
+      vector_column: 'embedding',
+      text_column: 'body',
+    });
+    expect(found.results[0].body).toMatch(/fog/i);
+    const gen = modernRequest('g', 'tools/call', {
+      name: 'generate_embedding',
+      arguments: { text: 'fog from the river' },
+    });
+    const embedded = await postRpc(server.url, gen.message, gen.headers);
+    expect(embedded.json.result.structuredContent).toMatchObject({
+      provider: 'offline',
+      model: 'pgmcp-hash-v1',
+      dimensions: 256,
+    });
+  });
+
   it('refuses writes to the demo data (read-only by default)', async () => {
     const call = modernRequest('w', 'tools/call', {
       name: 'query_database',

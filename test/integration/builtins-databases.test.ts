@@ -904,7 +904,15 @@ describe('the demo dataset on the embedded database', () => {
       await open.call('get_schema_info', { schema_name: 'demo', vector_tables_only: true }),
     );
     const rows = vectors.split('\n').filter((l) => l.startsWith('demo\t'));
-    expect(new Set(rows.map((l) => l.split('\t')[1]))).toEqual(new Set(['celestial_objects']));
+    expect(new Set(rows.map((l) => l.split('\t')[1]))).toEqual(
+      new Set(['celestial_objects', 'logbook_entries']),
+    );
+    expect(
+      rows
+        .find((l) => l.split('\t')[4] === 'embedding')!
+        .split('\t')
+        .slice(14),
+    ).toEqual(['YES', '256']);
     expect(
       rows
         .find((l) => l.split('\t')[4] === 'spectral_signature')!

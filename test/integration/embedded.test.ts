@@ -107,6 +107,10 @@ describe('embedded database', () => {
     const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
     expect(total).toBeGreaterThan(9_000);
     expect(total).toBeLessThan(11_000);
+    const logbook = await pool.query<{ n: number; embedded: number }>(
+      'select count(*)::int as n, count(embedding)::int as embedded from demo.logbook_entries',
+    );
+    expect(logbook.rows[0]).toEqual({ n: 600, embedded: 600 });
 
     const nearest = await pool.query<{ designation: string }>(
       `select designation from demo.celestial_objects

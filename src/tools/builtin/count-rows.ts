@@ -34,14 +34,14 @@ const DESCRIPTION = [
 
 // Unqualified functions, operators and types resolve in pg_catalog only, so a filter cannot
 // call a user-defined function that reads other tables.
-const RESTRICT_SEARCH_PATH =
+export const RESTRICT_SEARCH_PATH =
   "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)";
 
 /**
  * `(expr).name` is PostgreSQL's attribute notation for name(expr): ((id::bigint)).pg_advisory_lock
  * takes a session lock. Hold such names to the same deny-list as function calls.
  */
-function refuseAttributeCalls(sql: string, deniedFunctions: readonly string[]): void {
+export function refuseAttributeCalls(sql: string, deniedFunctions: readonly string[]): void {
   const isDenied = nameMatcher([...deniedFunctions, ...COUNT_FILTER_DENIED_FUNCTIONS]);
   const parsed = tryParse(sql);
   const names: string[] = [];

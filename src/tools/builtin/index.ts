@@ -3,10 +3,12 @@
 import type { Catalog } from '../../catalog/index.js';
 import type { ToolSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
+import type { EmbeddingProviders } from '../../embeddings/index.js';
 import type { AccessPolicy } from '../access-policy.js';
 import type { Registry } from '../registry.js';
 import { createCountRowsTool } from './count-rows.js';
 import { createExecuteExplainTool } from './execute-explain.js';
+import { createGenerateEmbeddingTool } from './generate-embedding.js';
 import { createGetSchemaInfoTool } from './get-schema-info.js';
 import { createBuiltinPrompts } from './prompts.js';
 import {
@@ -16,6 +18,7 @@ import {
 } from './query-database.js';
 import { createReadResourceTool, registryReader, type ResourceReader } from './read-resource.js';
 import { createBuiltinResources } from './resources.js';
+import { createSimilaritySearchTool } from './similarity-search.js';
 
 export interface BuiltinDeps {
   db: Database;
@@ -34,6 +37,8 @@ export interface BuiltinDeps {
   queryDatabase?: Pick<QueryDatabaseOptions, 'maxPlanCost' | 'maxPlanRows' | 'signer'>;
   /** tools.<name>.roles from the configuration: who may call each built-in tool. */
   toolRoles?: Readonly<Record<string, readonly string[]>>;
+  /** Embedding providers; without them generate_embedding and similarity_search are not registered. */
+  embeddings?: EmbeddingProviders;
 }
 
 export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
@@ -74,6 +79,18 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
       deniedFunctions: deps.deniedFunctions,
     }),
   );
+  if (deps.embeddings) {
+    add(createGenerateEmbeddingTool(deps.embeddings));
+    add(
+      createSimilaritySearchTool({
+        db: deps.db,
+        catalog: deps.catalog,
+        embeddings: deps.embeddings,
+        statementTimeoutMs: timeout,
+        deniedFunctions: deps.deniedFunctions,
+      }),
+    );
+  }
   add(createReadResourceTool(registry, deps.readResource ?? registryReader(registry)));
 
   const { resources, templates } = createBuiltinResources({
@@ -95,6 +112,8 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
 export { createCountRowsTool } from './count-rows.js';
 export { createExecuteExplainTool } from './execute-explain.js';
 export { createGetSchemaInfoTool } from './get-schema-info.js';
+export { createGenerateEmbeddingTool } from './generate-embedding.js';
+export { createSimilaritySearchTool } from './similarity-search.js';
 export { createQueryDatabaseTool, type QueryDatabaseOptions } from './query-database.js';
 export { createBuiltinPrompts } from './prompts.js';
 export { createReadResourceTool, registryReader, type ResourceReader } from './read-resource.js';

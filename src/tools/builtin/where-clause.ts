@@ -201,3 +201,16 @@ export function buildCountSql(
   }
   return sql;
 }
+
+/**
+ * Validate `where` for `target` exactly as count_rows does and return it, for a caller that
+ * pastes it as `WHERE (<where>)` into a statement of its own over the same single table.
+ */
+export function checkFilter(
+  target: WhereTarget,
+  where: string,
+  deniedFunctions: readonly string[],
+): string {
+  buildCountSql(target, where, deniedFunctions);
+  return where.trim();
+}
