@@ -1,5 +1,6 @@
 // Small checks and helpers the stores share.
 import { AppError, ErrorCodes } from '../core/errors.js';
+import { RESERVED_ROLE_WORDS } from '../db/database.js';
 
 // Printable, no spaces or quotes: names appear in tables, logs and auth.user_id.
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$/;
@@ -39,14 +40,7 @@ export function assertRoles(values: readonly string[]): string[] {
 // A PostgreSQL role name a caller's calls may run as (SET LOCAL ROLE). Words PostgreSQL reads
 // specially there ('none' resets to the login role) are refused: they would lift the ceiling.
 const PG_ROLE = /^[A-Za-z_][A-Za-z0-9_$-]{0,62}$/;
-const PG_ROLE_WORDS = new Set([
-  'none',
-  'public',
-  'session_user',
-  'current_user',
-  'current_role',
-  'default',
-]);
+const PG_ROLE_WORDS = RESERVED_ROLE_WORDS;
 
 /** A --pg-role / pg_role value: null stays null; anything else must be a plain role name. */
 export function assertPgRole(value: string | null | undefined): string | null {

@@ -95,7 +95,8 @@ function callRole(
   if (!callerRole || RESERVED_ROLE_WORDS.has(callerRole.toLowerCase())) return fallback;
   return callerRole;
 }
-const RESERVED_ROLE_WORDS = new Set([
+/** Words PostgreSQL reads specially as a `role` value; never a caller's role. */
+export const RESERVED_ROLE_WORDS = new Set([
   'none',
   'public',
   'session_user',

@@ -19,14 +19,16 @@ import { onTarget, withDatabaseArgument } from './database-routing.js';
 import type { DatabaseDirectory, DatabaseTarget } from './databases.js';
 import {
   listedView,
+  specIn,
+  type AnySpec,
   type Audience,
+  type BatchSlot,
   type CatalogKind,
   type Registry,
   type RegistryBatch,
 } from './registry.js';
 
-type Slot = 'tools' | 'resources' | 'templates' | 'prompts';
-type AnySpec = ToolSpec | ResourceSpec | ResourceTemplateSpec | PromptSpec;
+type Slot = BatchSlot;
 const SLOTS: readonly Slot[] = ['tools', 'resources', 'templates', 'prompts'];
 const KIND: Record<Slot, CatalogKind> = {
   tools: 'tools',
@@ -53,18 +55,7 @@ export interface DatabaseCatalogs {
   sync(database: string | null, changed?: readonly CatalogKind[]): CatalogKind[];
 }
 
-const lookup = (registry: Registry, slot: Slot, key: string): AnySpec | undefined => {
-  switch (slot) {
-    case 'tools':
-      return registry.tool(key)?.spec;
-    case 'resources':
-      return registry.resource(key);
-    case 'templates':
-      return registry.templates().find((t) => t.uriTemplate === key);
-    case 'prompts':
-      return registry.prompt(key);
-  }
-};
+const lookup = specIn;
 
 export function createDatabaseCatalogs(
   shared: Registry,

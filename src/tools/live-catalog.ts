@@ -8,7 +8,14 @@ import { AppError, ErrorCodes } from '../core/errors.js';
 import type { PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec } from '../core/specs.js';
 import type { Database } from '../db/database.js';
 import { loadRegistryHandlers, type ExchangeLog, type LoadedHandlers } from './handlers/index.js';
-import type { CatalogKind, Registry, RegistryBatch } from './registry.js';
+import {
+  specIn,
+  type AnySpec,
+  type BatchSlot,
+  type CatalogKind,
+  type Registry,
+  type RegistryBatch,
+} from './registry.js';
 import { loadRoutineTools, type RoutineToolOptions } from './routines/index.js';
 
 export interface LiveCatalogOptions {
@@ -43,8 +50,7 @@ export interface LiveCatalog {
   owned(): { tools: string[]; resources: string[]; templates: string[]; prompts: string[] };
 }
 
-type Slot = 'tools' | 'resources' | 'templates' | 'prompts';
-type AnySpec = ToolSpec | ResourceSpec | ResourceTemplateSpec | PromptSpec;
+type Slot = BatchSlot;
 
 interface Desired {
   tools: ToolSpec[];
@@ -127,18 +133,7 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
       .map((key) => lookup(slot, key))
       .filter((spec): spec is AnySpec => spec !== undefined);
 
-  const lookup = (slot: Slot, key: string): AnySpec | undefined => {
-    switch (slot) {
-      case 'tools':
-        return registry.tool(key)?.spec;
-      case 'resources':
-        return registry.resource(key);
-      case 'templates':
-        return registry.templates().find((t) => t.uriTemplate === key);
-      case 'prompts':
-        return registry.prompt(key);
-    }
-  };
+  const lookup = (slot: Slot, key: string): AnySpec | undefined => specIn(registry, slot, key);
 
   const load = async (): Promise<{
     desired: Desired;

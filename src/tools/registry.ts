@@ -81,6 +81,22 @@ export interface RegistryBatchResult {
   skipped: { kind: BatchSlot; key: string; error: Error }[];
 }
 
+export type AnySpec = ToolSpec | ResourceSpec | ResourceTemplateSpec | PromptSpec;
+
+/** The entry a registry holds under `key` in one slot (a tool's spec, a template by its URI). */
+export function specIn(registry: Registry, slot: BatchSlot, key: string): AnySpec | undefined {
+  switch (slot) {
+    case 'tools':
+      return registry.tool(key)?.spec;
+    case 'resources':
+      return registry.resource(key);
+    case 'templates':
+      return registry.templates().find((t) => t.uriTemplate === key);
+    case 'prompts':
+      return registry.prompt(key);
+  }
+}
+
 /** Data that travels with some specs but never appears in a list. */
 const UNLISTED_KEYS = new Set(['derived', 'source']);
 
