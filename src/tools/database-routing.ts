@@ -54,7 +54,12 @@ export async function onTarget<T>(target: DatabaseTarget, work: () => Promise<T>
   }
 }
 
-export function withDatabaseArgument(schema: JsonSchema, names: readonly string[]): JsonSchema {
+/**
+ * The schema with an optional `database` argument. Its description names no database: the
+ * list is the same for every caller, and a caller limited to some databases must not learn
+ * the others' names from it (list_database_connections shows a caller its own).
+ */
+export function withDatabaseArgument(schema: JsonSchema, _names?: readonly string[]): JsonSchema {
   const properties = (schema['properties'] as Record<string, unknown> | undefined) ?? {};
   return {
     ...schema,
@@ -63,7 +68,8 @@ export function withDatabaseArgument(schema: JsonSchema, names: readonly string[
       database: {
         type: 'string',
         minLength: 1,
-        description: `Which configured database to use (${names.join(', ')}); default: the session's selected database.`,
+        description:
+          "Which configured database to use, by name; default: the session's selected database.",
       },
     },
   };

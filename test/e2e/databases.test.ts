@@ -298,6 +298,13 @@ describe.skipIf(!info)('several databases', () => {
 
   it('keeps a limited caller and a bound token to their database through every tool', async () => {
     const limited = await connect(tokens['limited']!);
+    // The tool schemas name no database: a limited caller learns no other database's name.
+    const { tools } = await limited.listTools();
+    const described = tools
+      .map((t) => JSON.stringify((t.inputSchema.properties ?? {})['database'] ?? {}))
+      .join(' ');
+    expect(described).toContain('configured database');
+    expect(described).not.toMatch(/\b(one|lite|down)\b/);
     const listed = await limited.callTool({ name: 'list_database_connections', arguments: {} });
     expect(text(listed)).toContain('two');
     expect(text(listed)).not.toMatch(/\bone\b|lite|down|127\.0\.0\.1|localhost/);
