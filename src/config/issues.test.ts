@@ -207,3 +207,11 @@ describe('auth.trustedProxies', () => {
     },
   );
 });
+
+describe('secrets in databases: entries', () => {
+  it('never echoes a databases[].url in a message', () => {
+    const { error } = fromFile('databases:\n  - name: a\n    url: mysql://u:s3cr3t@h/db\n');
+    expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);
+    expect(error.message).not.toContain('s3cr3t');
+  });
+});

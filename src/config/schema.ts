@@ -12,6 +12,8 @@ export const SECRET_KEYS: ReadonlySet<string> = new Set([
   'database.url',
   'server.stateSecret',
   'state.url',
+  // A `databases:` entry's URL may hold a password (path ['databases', n, 'url']).
+  'databases.url',
   'rateLimit.redis',
 ]);
 
