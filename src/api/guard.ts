@@ -2,7 +2,7 @@
 // these checks run again in the handlers so a route can never be served open by a wiring slip.
 import type { FastifyRequest } from 'fastify';
 import type { ChangeContext } from '../auth/index.js';
-import { actorOf } from '../auth/index.js';
+import { actorOf, bearerFromHeader } from '../auth/index.js';
 import type { Principal } from '../core/principal.js';
 import { ApiError, BEARER_CHALLENGE } from './errors.js';
 
@@ -28,9 +28,7 @@ export function withRole(request: FastifyRequest, roles: readonly string[]): Pri
 
 /** The raw bearer token of the request, or null. */
 export function bearerOf(request: FastifyRequest): string | null {
-  const header = request.headers.authorization;
-  const match = typeof header === 'string' ? /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header) : null;
-  return match?.[1] ?? null;
+  return bearerFromHeader(request.headers.authorization);
 }
 
 /** Who made a change and from where, for the audit log. */

@@ -65,6 +65,7 @@ export {
   API_TOKEN_PREFIX,
   SESSION_TOKEN_PREFIX,
   DEFAULT_SCRYPT,
+  bearerFromHeader,
   bearerKind,
   hashBearer,
   hashPassword,

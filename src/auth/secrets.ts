@@ -29,6 +29,21 @@ export function newBearerSecret(kind: BearerKind): NewSecret {
   return { raw, hash: hashBearer(raw), displayPrefix: raw.slice(0, prefix.length + DISPLAY_CHARS) };
 }
 
+/** Longest bearer token accepted: ours are ~50 characters, JWTs a few kilobytes. */
+export const MAX_BEARER_LENGTH = 8192;
+const BEARER_HEADER = /^Bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
+
+/**
+ * The token of an `Authorization: Bearer <token>` header, or null when the header is absent,
+ * is another scheme, is malformed or is longer than MAX_BEARER_LENGTH. The one parser for the
+ * MCP endpoint and /api alike.
+ */
+export function bearerFromHeader(header: string | undefined): string | null {
+  if (typeof header !== 'string' || header.length > MAX_BEARER_LENGTH + 16) return null;
+  const token = BEARER_HEADER.exec(header)?.[1];
+  return token !== undefined && token.length <= MAX_BEARER_LENGTH ? token : null;
+}
+
 export function hashBearer(raw: string): string {
   return createHash('sha256').update(raw, 'utf8').digest('hex');
 }

@@ -6,7 +6,7 @@ import { BlockList, isIP } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import '../api/fastify-types.js';
-import type { AuthFailure } from '../auth/index.js';
+import { bearerFromHeader, isAuthFailure, type AuthFailure } from '../auth/index.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
 import { RpcCodes } from '../mcp/jsonrpc.js';
 import { challenge, type ChallengeKind } from './challenge.js';
@@ -30,9 +30,6 @@ export interface HttpAuthOptions {
   logger: Logger;
 }
 
-/** Longest bearer token accepted: ours are ~50 characters, JWTs a few kilobytes. */
-const MAX_TOKEN_LENGTH = 8192;
-const BEARER = /^Bearer +([\x21-\x7e]+)$/i;
 
 /** A stable key for "the same caller" (a legacy session belongs to the one who opened it). */
 export function principalKey(principal: Principal): string {
@@ -123,13 +120,13 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
     let principal: Principal = ANONYMOUS;
     if (header !== undefined && optional) {
       // Routes that serve anonymous callers (login, user info) treat a bad token as none.
-      const match = header.length <= MAX_TOKEN_LENGTH + 7 ? BEARER.exec(header) : null;
+      const token = bearerFromHeader(header);
       const verdict =
-        match && options.verifier ? await options.verifier.authenticateBearer(match[1]!) : null;
-      if (verdict && !('reason' in verdict)) principal = verdict;
+        token && options.verifier ? await options.verifier.authenticateBearer(token) : null;
+      if (verdict && !isAuthFailure(verdict)) principal = verdict;
     } else if (header !== undefined) {
-      const match = header.length <= MAX_TOKEN_LENGTH + 7 ? BEARER.exec(header) : null;
-      if (!match) {
+      const token = bearerFromHeader(header);
+      if (token === null) {
         return refuse(
           req,
           reply,
@@ -139,9 +136,9 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
         );
       }
       const verdict = options.verifier
-        ? await options.verifier.authenticateBearer(match[1]!)
+        ? await options.verifier.authenticateBearer(token)
         : { reason: 'unknown' as const };
-      if ('reason' in verdict) {
+      if (isAuthFailure(verdict)) {
         return refuse(
           req,
           reply,
