@@ -111,13 +111,18 @@ export async function createApp(
   // embedded database keeps it beside the demo data; a state.url may name a served database in
   // another spelling — it is never served: its hashes are nobody's business. (An active policy
   // also hides the planner statistics, which hold sample values of every column.)
-  const stateServed = new Map<string, boolean>();
-  for (const { entry, db: target } of opened) {
-    stateServed.set(
-      entry.name,
-      (config.state.url === null && entry.url === null) || (await holdsStateSchema(target)),
-    );
-  }
+  // Asked of every database at once: one that is down answers only after its connect timeout.
+  const stateServed = new Map<string, boolean>(
+    await Promise.all(
+      opened.map(
+        async ({ entry, db: target }) =>
+          [
+            entry.name,
+            (config.state.url === null && entry.url === null) || (await holdsStateSchema(target)),
+          ] as const,
+      ),
+    ),
+  );
   const embeddings = createEmbeddingProviders(config.embeddings);
   const registry = createRegistry();
   const catalogs = new Map<string, Catalog>();
@@ -333,27 +338,21 @@ function registerBuiltinsFor(
   return catalog;
 }
 
-/** Whether the served database holds pgmcp's state schema (a state.url naming it). */
-async function holdsStateSchema(db: Database): Promise<boolean> {
+/** Whether `sql` (one row, column ok) says yes; `otherwise` when it cannot be asked. */
+async function asks(db: Database, sql: string, otherwise: boolean): Promise<boolean> {
   try {
-    const { rows } = await db.withOwnConnection((client) =>
-      client.query<{ ok: boolean }>(`SELECT to_regnamespace('${STATE_SCHEMA}') IS NOT NULL AS ok`),
-    );
+    const { rows } = await db.withOwnConnection((client) => client.query<{ ok: boolean }>(sql));
     return rows[0]?.ok === true;
   } catch {
-    // Unknown (the database is down now): deny it, as a state schema would be.
-    return true;
+    return otherwise;
   }
 }
 
+/** Whether the served database holds pgmcp's state schema (a state.url naming it); unknown (down
+ * now): yes, so it is denied as a state schema would be. */
+const holdsStateSchema = (db: Database): Promise<boolean> =>
+  asks(db, `SELECT to_regnamespace('${STATE_SCHEMA}') IS NOT NULL AS ok`, true);
+
 /** Whether the SQL handler registry (schema mcp, with its exchange table) is installed. */
-async function registryInstalled(db: Database): Promise<boolean> {
-  try {
-    const { rows } = await db.withOwnConnection((client) =>
-      client.query<{ ok: boolean }>("SELECT to_regclass('mcp.exchange') IS NOT NULL AS ok"),
-    );
-    return rows[0]?.ok === true;
-  } catch {
-    return false;
-  }
-}
+const registryInstalled = (db: Database): Promise<boolean> =>
+  asks(db, "SELECT to_regclass('mcp.exchange') IS NOT NULL AS ok", false);

@@ -144,7 +144,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       'serving on a non-loopback address with no http.allowedHosts: set the names clients use to reach this server',
     );
   }
-  await checkStoredPgRoles(app.db, auth, logger);
+  const credentials = await checkCredentials(app.db, auth, logger);
   const mode = config.database.allowWrites ? 'writes allowed' : 'read-only';
   const clientConfig = { mcpServers: { [app.dispatcher.serverInfo.name]: { type: 'http', url } } };
   process.stdout.write(
@@ -157,7 +157,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       'Client configuration (paste into your MCP client):',
       JSON.stringify(clientConfig, null, 2),
       '',
-      ...(required && (await hasNoCredentials(auth))
+      ...(required && credentials === 0
         ? [
             'No API token or user exists yet. Create the first token with:',
             `  pgmcp token create --name admin --role admin${config.embedded.dataDir ? ` --data-dir ${config.embedded.dataDir}` : ''}`,
@@ -192,12 +192,16 @@ async function notMemberOf(db: Database, roles: readonly string[]): Promise<stri
   return rows.map((row) => row.role);
 }
 
-/** Tokens and users that name a PostgreSQL role the login role cannot take: said at start. */
-async function checkStoredPgRoles(
+/**
+ * At start, one read of the stored tokens and users: warns about PostgreSQL roles the login
+ * role cannot take, and returns how many credentials exist (for the first-token hint; -1 when
+ * they could not be read).
+ */
+async function checkCredentials(
   db: Database,
   auth: Authenticator,
   logger: Logger,
-): Promise<void> {
+): Promise<number> {
   try {
     const [tokens, users] = await Promise.all([
       auth.tokens.list({ activeOnly: true }),
@@ -213,17 +217,14 @@ async function checkStoredPgRoles(
         'some tokens or users name PostgreSQL roles the login role is not a member of: their calls will fail until it is granted them (GRANT role TO login_role)',
       );
     }
+    return tokens.length + users.length;
   } catch (error) {
-    logger.warn({ err: { message: (error as Error).message } }, 'could not check stored pg roles');
+    logger.warn(
+      { err: { message: (error as Error).message } },
+      'could not read stored credentials',
+    );
+    return -1;
   }
-}
-
-async function hasNoCredentials(auth: Authenticator): Promise<boolean> {
-  const [tokens, users] = await Promise.all([
-    auth.tokens.list({ activeOnly: true }),
-    auth.users.list(),
-  ]);
-  return tokens.length === 0 && users.length === 0;
 }
 
 /** Every tool call goes to the audit log with who made it, where, how long and how it ended. */
