@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SKIPPED_SUITES_FILE = join(REPO_ROOT, '.tmp', 'skipped-suites.txt');
@@ -320,4 +320,24 @@ async function startThrowawayCluster(initdb: string): Promise<string> {
   const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
   await withClient(adminUrl, (c) => c.query('CREATE DATABASE test'));
   return `postgres://postgres@127.0.0.1:${port}/test`;
+}
+
+/**
+ * A database of its own for one suite, made before its tests and dropped after them (call in
+ * a describe body). `url` is the admin URL pointed at it.
+ */
+export function throwawayDatabase(
+  info: RealPostgres,
+  prefix: string,
+): { name: string; url: string } {
+  const name = `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const u = new URL(info.adminUrl);
+  u.pathname = `/${name}`;
+  beforeAll(async () => {
+    await withClient(info.adminUrl, (c) => c.query(`CREATE DATABASE ${name}`));
+  });
+  afterAll(async () => {
+    await withClient(info.adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  });
+  return { name, url: u.toString() };
 }

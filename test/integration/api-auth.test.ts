@@ -21,7 +21,7 @@ import { ANONYMOUS, type Principal } from '../../src/core/principal.js';
 import { createFakeContext } from '../../src/testing/fake-context.js';
 import { registerAuthenticateUser } from '../../src/tools/builtin/index.js';
 import { createRegistry } from '../../src/tools/registry.js';
-import { realPostgres, withClient, type RealPostgres } from '../helpers/postgres.js';
+import { realPostgres, throwawayDatabase, type RealPostgres } from '../helpers/postgres.js';
 
 const logger = pino({ level: 'silent' });
 const FAST_SCRYPT = { N: 1024, r: 8, p: 1 };
@@ -519,19 +519,7 @@ const info = await realPostgres('api auth on PostgreSQL');
 
 describe.skipIf(!info)('api auth on PostgreSQL', () => {
   const pgInfo = info as RealPostgres;
-  const dbName = `pgmcp_api_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const u = new URL(pgInfo.adminUrl);
-  u.pathname = `/${dbName}`;
-  const url = u.toString();
-
-  beforeAll(async () => {
-    await withClient(pgInfo.adminUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
-  });
-  afterAll(async () => {
-    await withClient(pgInfo.adminUrl, (c) =>
-      c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`),
-    );
-  });
+  const { url } = throwawayDatabase(pgInfo, 'pgmcp_api');
 
   scenarios(() => openStateDatabase({ url, dataDir: '/nonexistent', logger }));
 });

@@ -18,7 +18,7 @@ import {
   type StateDb,
 } from '../../src/auth/index.js';
 import { ErrorCodes, isAppError } from '../../src/core/errors.js';
-import { realPostgres, withClient, type RealPostgres } from '../helpers/postgres.js';
+import { realPostgres, throwawayDatabase, type RealPostgres } from '../helpers/postgres.js';
 
 const logger = pino({ level: 'silent' });
 const FAST_SCRYPT = { N: 1024, r: 8, p: 1 };
@@ -312,19 +312,7 @@ const info = await realPostgres('auth state on PostgreSQL');
 
 describe.skipIf(!info)('auth state on PostgreSQL', () => {
   const pgInfo = info as RealPostgres;
-  const dbName = `pgmcp_auth_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const u = new URL(pgInfo.adminUrl);
-  u.pathname = `/${dbName}`;
-  const url = u.toString();
-
-  beforeAll(async () => {
-    await withClient(pgInfo.adminUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
-  });
-  afterAll(async () => {
-    await withClient(pgInfo.adminUrl, (c) =>
-      c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`),
-    );
-  });
+  const { url } = throwawayDatabase(pgInfo, 'pgmcp_auth');
 
   it('instances starting together migrate once', async () => {
     const dbs = await Promise.all(
