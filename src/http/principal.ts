@@ -1,14 +1,9 @@
 // The caller's identity on each request: `request.principal`, ANONYMOUS until the
-// authentication hook sets it. Declared here so rate limits (and later routes) can read it
-// whichever hook fills it in.
+// authentication hook sets it. Its type is declared once, with the route config /api uses, in
+// api/fastify-types.ts; this adds the decoration, so rate limits and routes can read it.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import '../api/fastify-types.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    principal: Principal;
-  }
-}
 
 const assigned = new WeakMap<FastifyRequest, Principal>();
 
