@@ -30,7 +30,6 @@ export interface HttpAuthOptions {
   logger: Logger;
 }
 
-
 /** A stable key for "the same caller" (a legacy session belongs to the one who opened it). */
 export function principalKey(principal: Principal): string {
   return JSON.stringify([principal.kind, principal.userId, principal.tenantId]);
