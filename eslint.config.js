@@ -1,5 +1,5 @@
 // Flat ESLint config. The layer rule below is the dependency direction of STYLE.md:
-// core ← config ← db ← catalog ← tools ← {mcp, api} ← http ← cli, and db ← auth ← {api, http, cli}.
+// core ← config ← db ← catalog ← tools ← {mcp, llm ← api} ← http ← cli, and db ← auth ← {api, http, cli}.
 // testing/ holds builders for tests only; nothing in the product imports it.
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
@@ -13,11 +13,24 @@ const layers = {
   catalog: ['core', 'config', 'db'],
   tools: ['core', 'config', 'db', 'catalog', 'embeddings'],
   auth: ['core', 'config', 'db'],
+  llm: ['core', 'config', 'db', 'catalog', 'tools', 'embeddings'],
   mcp: ['core', 'config', 'db', 'catalog', 'tools', 'embeddings'],
-  api: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'embeddings'],
-  http: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api', 'embeddings'],
-  cli: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api', 'http', 'embeddings'],
-  testing: ['core', 'config', 'db', 'catalog', 'tools', 'mcp', 'embeddings'],
+  api: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'llm', 'embeddings'],
+  http: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api', 'llm', 'embeddings'],
+  cli: [
+    'core',
+    'config',
+    'db',
+    'catalog',
+    'tools',
+    'auth',
+    'mcp',
+    'api',
+    'llm',
+    'http',
+    'embeddings',
+  ],
+  testing: ['core', 'config', 'db', 'catalog', 'tools', 'mcp', 'llm', 'embeddings'],
 };
 const all = Object.keys(layers);
 const zones = all.flatMap((layer) =>
