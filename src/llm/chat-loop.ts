@@ -211,6 +211,12 @@ export async function startChat(
         abortSignal: signal,
         timeout: { stepMs: llm.timeoutMs },
         experimental_toolApprovalSecret: deps.approvalSecret,
+        // The client gets the error chunk; the log gets the same cleaned words, not the console.
+        onError: ({ error }) =>
+          deps.logger.warn(
+            { provider: provider.name, model: modelId, error: plain(error) },
+            'chat failed',
+          ),
       });
       for await (const chunk of result.toUIMessageStream({
         sendFinish: false,
