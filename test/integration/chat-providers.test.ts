@@ -146,6 +146,114 @@ describe.skipIf(!pg)('/api/chat per provider, on PostgreSQL', () => {
     expect(text).not.toMatch(/sk-|AIza|key/i);
     expect(server.logText()).not.toMatch(/sk-test|sk-ant-test|AIzaTest/);
   });
+  const post = async (path: string, body: unknown): Promise<Response> =>
+    fetch(`${server.origin}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const QUERY_TOOL = {
+    name: 'query_database',
+    description: 'Run SQL.',
+    inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+  };
+
+  it.each([
+    ['openai', ['gpt-fake-1', 'gpt-fake-2', 'gpt-4o-mini']],
+    ['anthropic', ['claude-fake-1', 'claude-sonnet-4-20250514']],
+    ['google', ['gemini-fake-1']],
+    ['ollama', ['llama-fake:1b', 'llama3.1']],
+  ])('lists the models of %s from its API', async (provider, models) => {
+    const res = await fetch(`${server.origin}/api/llm/models?provider=${provider}`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { provider: string; models: { name: string }[] };
+    expect(body.provider).toBe(provider);
+    expect(body.models.map((m) => m.name)).toEqual(models);
+  });
+
+  it('refuses an unknown provider with 400', async () => {
+    const res = await fetch(`${server.origin}/api/llm/models?provider=nope`);
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatch(/Unknown provider nope/);
+    const chat = await post('/api/chat', {
+      id: 'c',
+      messages: [userMessage('hi')],
+      provider: 'nope',
+    });
+    expect(chat.status).toBe(400);
+  });
+
+  it.each(VARIANTS)('proxies $provider: the tool call comes back, nothing runs', async (v) => {
+    const messages = [{ role: 'user', content: 'How many items?' }];
+    const res = await post('/api/llm/chat', {
+      provider: v.provider,
+      messages,
+      tools: [QUERY_TOOL],
+      system: 'Be brief.',
+    });
+    expect(res.status).toBe(200);
+    const answer = await res.json();
+    expect(answer).toMatchObject({
+      toolCalls: [{ toolName: 'query_database', input: { query: sql } }],
+      usage: { inputTokens: 100, outputTokens: 20, totalTokens: 120 },
+      finishReason: 'tool-calls',
+      message: { role: 'assistant' },
+    });
+    // The client runs the tool and sends the result back with the model's message.
+    const call = answer.toolCalls[0];
+    const second = await post('/api/llm/chat', {
+      provider: v.provider,
+      messages: [
+        ...messages,
+        answer.message,
+        {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-result',
+              toolCallId: call.toolCallId,
+              toolName: 'query_database',
+              output: { type: 'text', value: 'n\n7' },
+            },
+          ],
+        },
+      ],
+      tools: [QUERY_TOOL],
+    });
+    expect(await second.json()).toMatchObject({ toolCalls: [], finishReason: 'stop' });
+    expect(fakes.get(v.provider)!.requests.at(-1)!.toolResults.join()).toContain('7');
+  });
+
+  it('proxies as the AI SDK stream when asked', async () => {
+    const res = await post('/api/llm/chat', {
+      provider: 'anthropic',
+      messages: [{ role: 'user', content: 'How many items?' }],
+      tools: [QUERY_TOOL],
+      stream: true,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+    const text = await res.text();
+    expect(text).toContain('"type":"tool-input-available"');
+    expect(text).toContain('"toolName":"query_database"');
+    expect(text).not.toContain('tool-output-available');
+  });
+
+  it('refuses bodies that are not messages with 400', async () => {
+    expect((await post('/api/llm/chat', { messages: [{ role: 'wizard' }] })).status).toBe(400);
+    expect((await post('/api/llm/chat', { messages: [] })).status).toBe(400);
+    expect((await post('/api/chat', { id: 'c', messages: [{ role: 'user' }] })).status).toBe(400);
+    expect((await post('/api/chat', { id: 'c' })).status).toBe(400);
+  });
+
+  it('describes the LLM routes in /api/openapi.json', async () => {
+    const doc = await (await fetch(`${server.origin}/api/openapi.json`)).json();
+    for (const path of ['/api/chat', '/api/llm/providers', '/api/llm/models', '/api/llm/chat']) {
+      expect(Object.keys(doc.paths)).toContain(path);
+    }
+    expect(doc.paths['/api/chat'].post.requestBody).toBeDefined();
+    expect(doc.paths['/api/llm/chat'].post.requestBody).toBeDefined();
+  });
 });
 
 describe('/api/chat on the embedded database', () => {
