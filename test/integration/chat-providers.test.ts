@@ -174,7 +174,7 @@ describe.skipIf(!pg)('/api/chat per provider, on PostgreSQL', () => {
   it('refuses an unknown provider with 400', async () => {
     const res = await fetch(`${server.origin}/api/llm/models?provider=nope`);
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toMatch(/Unknown provider nope/);
+    expect(((await res.json()) as { error: string }).error).toMatch(/Unknown provider nope/);
     const chat = await post('/api/chat', {
       id: 'c',
       messages: [userMessage('hi')],
@@ -192,7 +192,8 @@ describe.skipIf(!pg)('/api/chat per provider, on PostgreSQL', () => {
       system: 'Be brief.',
     });
     expect(res.status).toBe(200);
-    const answer = await res.json();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const answer = (await res.json()) as any;
     expect(answer).toMatchObject({
       toolCalls: [{ toolName: 'query_database', input: { query: sql } }],
       usage: { inputTokens: 100, outputTokens: 20, totalTokens: 120 },
@@ -247,7 +248,8 @@ describe.skipIf(!pg)('/api/chat per provider, on PostgreSQL', () => {
   });
 
   it('describes the LLM routes in /api/openapi.json', async () => {
-    const doc = await (await fetch(`${server.origin}/api/openapi.json`)).json();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const doc = (await (await fetch(`${server.origin}/api/openapi.json`)).json()) as any;
     for (const path of ['/api/chat', '/api/llm/providers', '/api/llm/models', '/api/llm/chat']) {
       expect(Object.keys(doc.paths)).toContain(path);
     }
