@@ -192,7 +192,6 @@ describe.skipIf(!pg)('/api/chat per provider, on PostgreSQL', () => {
       system: 'Be brief.',
     });
     expect(res.status).toBe(200);
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const answer = (await res.json()) as any;
     expect(answer).toMatchObject({
       toolCalls: [{ toolName: 'query_database', input: { query: sql } }],
@@ -248,7 +247,6 @@ describe.skipIf(!pg)('/api/chat per provider, on PostgreSQL', () => {
   });
 
   it('describes the LLM routes in /api/openapi.json', async () => {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const doc = (await (await fetch(`${server.origin}/api/openapi.json`)).json()) as any;
     for (const path of ['/api/chat', '/api/llm/providers', '/api/llm/models', '/api/llm/chat']) {
       expect(Object.keys(doc.paths)).toContain(path);
