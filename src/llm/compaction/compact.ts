@@ -171,6 +171,17 @@ function groupUnits(messages: readonly ChatMessage[]): number[][] {
 
 const NO_SUMMARY = Object.freeze({ topics: [], tables: [], tools: [], description: '' });
 
+/** Units grouped into turns: each starts at a unit that opens with a person's message. */
+function turnsOf(units: readonly Unit[], messages: readonly ChatMessage[]): Unit[][] {
+  const turns: Unit[][] = [];
+  for (const unit of units) {
+    const opensTurn = roleOf(messages[unit.members[0]!]) === 'user';
+    if (opensTurn || turns.length === 0) turns.push([unit]);
+    else turns[turns.length - 1]!.push(unit);
+  }
+  return turns;
+}
+
 const rank = (c: MessageClass): number => MESSAGE_CLASSES.indexOf(c);
 
 /** Compacts `request.messages` to fit `request.max_tokens` (see the file's opening comment). */
@@ -257,17 +268,34 @@ function compute(
   }));
   const lastUnit = units.find((u) => u.members.includes(n - 1))!;
 
-  // Priority order (step 4); newest first within a tier, except anchors, oldest first.
+  // Priority order (step 4), as blocks kept or dropped whole. The less valuable rest of the
+  // history goes by turns (a person's message and what answered it, newest first), so a
+  // question is not kept without its answer and what stays is one stretch, not a comb of
+  // fragments each needing its own summary.
   const newestFirst = [...units].reverse();
-  const order: Unit[] = [lastUnit];
-  const add = (list: Unit[]): void => {
-    for (const unit of list) if (!order.includes(unit)) order.push(unit);
+  const blocks: Unit[][] = [[lastUnit]];
+  const placed = new Set<Unit>([lastUnit]);
+  const each = (list: Unit[]): void => {
+    for (const unit of list) {
+      if (placed.has(unit)) continue;
+      placed.add(unit);
+      blocks.push([unit]);
+    }
   };
-  if (settings.keepAnchors) add(units.filter((u) => u.class === 'anchor'));
-  add(newestFirst.filter((u) => u.recent));
-  add(newestFirst.filter((u) => u.class === 'important').slice(0, settings.minImportant));
-  for (const c of ['anchor', 'important', 'contextual', 'routine'] as const) {
-    add(newestFirst.filter((u) => u.class === c));
+  if (settings.keepAnchors) each(units.filter((u) => u.class === 'anchor'));
+  each(newestFirst.filter((u) => u.recent));
+  const important = newestFirst.filter((u) => u.class === 'important');
+  each(important.slice(0, settings.minImportant));
+  each(important);
+  const turns = turnsOf(units, messages).reverse();
+  for (const wanted of ['contextual', 'routine'] as const) {
+    for (const turn of turns) {
+      const rest = turn.filter((u) => !placed.has(u) && u.class !== 'transient');
+      const best = rest.some((u) => rank(u.class) <= rank('contextual')) ? 'contextual' : 'routine';
+      if (rest.length === 0 || best !== wanted) continue;
+      for (const unit of rest) placed.add(unit);
+      blocks.push(rest);
+    }
   }
 
   // The form each message would be kept in, shortened where step 4 says so.
@@ -286,16 +314,16 @@ function compute(
   }
   const unitCost = (unit: Unit): number => unit.members.reduce((sum, i) => sum + cost[i]!, 0);
 
-  const taken: Unit[] = [];
+  const taken: Unit[][] = [];
   let used = 0;
-  for (const unit of order) {
-    let price = unitCost(unit);
+  for (const block of blocks) {
+    let price = block.reduce((sum, unit) => sum + unitCost(unit), 0);
     if (used + price > settings.maxTokens) {
-      unit.members.forEach(shorten);
-      price = unitCost(unit);
+      for (const unit of block) unit.members.forEach(shorten);
+      price = block.reduce((sum, unit) => sum + unitCost(unit), 0);
     }
-    if (used + price <= settings.maxTokens || unit === lastUnit) {
-      taken.push(unit);
+    if (used + price <= settings.maxTokens || block[0] === lastUnit) {
+      taken.push(block);
       used += price;
     }
   }
@@ -305,12 +333,14 @@ function compute(
 
   // Step 5: summaries in place of dropped runs; drop the least valuable kept unit while over.
   for (;;) {
-    const kept = new Set(taken.flatMap((u) => u.members));
+    const kept = new Set(taken.flat().flatMap((u) => u.members));
     const out: ChatMessage[] = [];
     let outTokens = 0;
     let run: number[] = [];
     const flush = (): void => {
-      if (run.length === 0 || !settings.summarization) return void (run = []);
+      // Acknowledgements alone are not worth a summary that would cost more than they did.
+      const worth = run.some((i) => classes[i]!.class !== 'transient');
+      if (run.length === 0 || !settings.summarization || !worth) return void (run = []);
       const text = summarize(run.map(featuresOf), settings.enhanced).description;
       out.push({ role: 'assistant', content: text });
       outTokens +=

@@ -19,6 +19,11 @@ export interface ToolResult {
 
 export { messageText, partsOf, roleOf };
 
+/** A UI message's tool part (`tool-<name>` or `dynamic-tool`), not a model message's part. */
+const isUiToolPart = (type: string): boolean =>
+  type === 'dynamic-tool' ||
+  (type.startsWith('tool-') && type !== 'tool-call' && type !== 'tool-result');
+
 const str = (value: unknown): string | null =>
   typeof value === 'string' && value !== '' ? value : null;
 
@@ -52,7 +57,7 @@ export function toolCallsOf(message: unknown): ToolCall[] {
         name: str(part['toolName']) ?? str(part['name']) ?? 'tool',
         input: part['input'] ?? part['args'],
       });
-    } else if (type.startsWith('tool-') || type === 'dynamic-tool') {
+    } else if (isUiToolPart(type)) {
       calls.push({
         id: str(part['toolCallId']),
         name: type === 'dynamic-tool' ? (str(part['toolName']) ?? 'tool') : type.slice(5),
@@ -93,10 +98,7 @@ export function toolResultsOf(message: unknown): ToolResult[] {
         text: outputText(part['content']),
         isError: part['is_error'] === true,
       });
-    } else if (
-      (type.startsWith('tool-') || type === 'dynamic-tool') &&
-      part['state'] !== 'input-streaming'
-    ) {
+    } else if (isUiToolPart(type) && part['state'] !== 'input-streaming') {
       const output = part['output'];
       const errorText = str(part['errorText']);
       if (output === undefined && errorText === null) continue;

@@ -15,31 +15,34 @@ const TOPICS: readonly [string, RegExp][] = [
   ['vector search', /\b(similarity|embedding|vector|semantic search)\b/i],
 ];
 
-// Names after FROM/JOIN/INTO/UPDATE/TABLE, optionally schema-qualified and quoted.
-const TABLE_REF =
-  /\b(?:from|join|into|update|table(?: if (?:not )?exists)?)\s+((?:"[^"]{1,63}"|[a-z_][a-z0-9_$]{0,62})(?:\.(?:"[^"]{1,63}"|[a-z_][a-z0-9_$]{0,62}))?)/gi;
-const NOT_TABLES = new Set([
-  'select',
-  'the',
-  'a',
-  'an',
-  'this',
-  'that',
-  'it',
-  'lateral',
-  'unnest',
-  'generate_series',
-  'values',
-  'each',
-  'information_schema',
-  'pg_catalog',
-]);
+const NAME =
+  '((?:"[^"]{1,63}"|[a-z_][a-z0-9_$]{0,62})(?:\\.(?:"[^"]{1,63}"|[a-z_][a-z0-9_$]{0,62}))?)';
+// In SQL: names after FROM, JOIN, INTO, UPDATE and TABLE.
+const SQL_TABLE = new RegExp(
+  `\\b(?:from|join|into|update|table(?: if (?:not )?exists)?)\\s+${NAME}`,
+  'gi',
+);
+// In prose the words are ordinary English, so only the surer forms: "from orders", "the
+// customers table", DDL.
+const PROSE_TABLE = new RegExp(
+  `\\b(?:from|join|into|(?:create|alter|drop) table(?: if (?:not )?exists)?)\\s+${NAME}|\\bthe\\s+${NAME}\\s+table\\b`,
+  'gi',
+);
+const NOT_TABLES = new Set(
+  (
+    'select the a an this that these those it its them there here your my our their all each ' +
+    'every which what where when lateral unnest generate_series values information_schema pg_catalog ' +
+    'now then scratch memory start end same other first last one two'
+  ).split(' '),
+);
 
 const MAX_LISTED = 10;
 
-function tablesIn(text: string, into: Set<string>): void {
-  for (const match of text.matchAll(TABLE_REF)) {
-    const name = match[1]!.replaceAll('"', '');
+function tablesIn(text: string, into: Set<string>, sql: boolean): void {
+  for (const match of text.matchAll(sql ? SQL_TABLE : PROSE_TABLE)) {
+    const raw = match[1] ?? match[2];
+    if (!raw) continue;
+    const name = raw.replaceAll('"', '');
     const bare = name.toLowerCase();
     if (NOT_TABLES.has(bare) || /^\d/.test(bare)) continue;
     into.add(name);
@@ -57,7 +60,7 @@ function tablesFromInput(input: unknown, into: Set<string>): void {
     }
   }
   for (const key of ['query', 'sql', 'statement']) {
-    if (typeof args[key] === 'string') tablesIn(args[key], into);
+    if (typeof args[key] === 'string') tablesIn(args[key], into, true);
   }
 }
 
@@ -85,7 +88,7 @@ export function summaryFeatures(message: unknown): SummaryFeatures {
     tablesFromInput(call.input, tables);
     if (call.name === 'query_database') queries++;
   }
-  if (calls.length === 0) tablesIn(messageText(message).slice(0, 50_000), tables);
+  if (calls.length === 0) tablesIn(messageText(message).slice(0, 50_000), tables, false);
   const errors = toolResultsOf(message)
     .filter((result) => result.isError)
     .map((result) => shortText(result.text, 120));
