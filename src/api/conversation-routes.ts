@@ -23,7 +23,7 @@ const SIGNED_IN = {
 
 const ID = {
   type: 'string',
-  pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$',
+  pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$',
   description: 'The conversation id (`conv_…` for ids made by POST).',
 } as const;
 const ID_PARAMS = { type: 'object', required: ['id'], properties: { id: ID } } as const;

@@ -26,7 +26,8 @@ export const CONVERSATION_LIMITS = Object.freeze({
 });
 
 /** Ids we make: `conv_` and 128 random bits. Ids clients choose must match ID_PATTERN. */
-export const CONVERSATION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+// At most 100 characters: Fastify's router refuses longer path parameters (414) anyway.
+export const CONVERSATION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
 const DEFAULT_TITLE = 'New conversation';
 
 export interface TokenUsage {
@@ -161,7 +162,7 @@ const notFound = (): AppError =>
 function checkId(id: unknown): string {
   if (typeof id !== 'string' || !CONVERSATION_ID_PATTERN.test(id)) {
     throw invalid(
-      'A conversation id is 1 to 128 letters, digits, "_" or "-", starting with a letter or digit.',
+      'A conversation id is 1 to 100 letters, digits, "_" or "-", starting with a letter or digit.',
     );
   }
   return id;
@@ -210,7 +211,7 @@ function storable(_key: string, value: unknown): unknown {
 }
 
 function checkTitle(title: unknown): string {
-  const text = typeof title === 'string' ? title.replace(/\s+/g, ' ').trim() : '';
+  const text = typeof title === 'string' ? clean(title).replace(/\s+/g, ' ').trim() : '';
   if (text === '') throw invalid('A title must have at least one visible character.');
   if (text.length > CONVERSATION_LIMITS.maxTitleLength) {
     throw invalid(`A title is at most ${CONVERSATION_LIMITS.maxTitleLength} characters.`);
@@ -225,14 +226,14 @@ function checkSetting(name: string, value: string | null | undefined): string | 
       `${name} must be a string of at most ${CONVERSATION_LIMITS.maxSettingLength} characters.`,
     );
   }
-  return value;
+  return clean(value);
 }
 
 /** Title and preview from the first user message that has text. */
 function derived(messages: readonly unknown[]): { title: string; preview: string } {
   for (const message of messages) {
     if (roleOf(message) !== 'user') continue;
-    const text = messageText(message).trim();
+    const text = clean(messageText(message)).trim();
     if (text === '') continue;
     return {
       title: shortText(text, CONVERSATION_LIMITS.maxTitleLength),
