@@ -16,11 +16,11 @@
 //      valuable kept unit goes too, until it fits.
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import { cacheKey, round, type CompactionAnalytics, type CompactionCache } from './cache.js';
-import { classifyMessage, type Classification } from './classify.js';
-import { messageText, roleOf, toolCallsOf, toolResultsOf } from './message-parts.js';
+import { classifyView, type Classification } from './classify.js';
+import { roleOf, viewOf, type MessageView } from './message-parts.js';
 import { shrinkMessage } from './shrink.js';
 import { summarize, summaryFeatures, type SummaryFeatures } from './summarize.js';
-import { countTextTokens, messageTokens } from './tokens.js';
+import { countTextTokens, messageTokens, viewTokens } from './tokens.js';
 import {
   COMPACTION_DEFAULTS,
   MESSAGE_CLASSES,
@@ -141,13 +141,12 @@ interface Unit {
 }
 
 /** Message indices grouped so that each tool call sits in one unit with its results. */
-function groupUnits(messages: readonly ChatMessage[]): number[][] {
+function groupUnits(views: readonly MessageView[]): number[][] {
   const units: number[][] = [];
   const openCall = new Map<string, number[]>();
   let lastWithCalls: number[] | null = null;
-  messages.forEach((message, index) => {
-    const results = toolResultsOf(message);
-    const calls = toolCallsOf(message);
+  views.forEach((view, index) => {
+    const { results, calls } = view;
     // Results in a message of their own (model messages, OpenAI's tool role) join their call.
     const answered = new Set<string>(results.map((r) => r.id).filter((id) => id !== null));
     const ownCalls = new Set(calls.map((c) => c.id).filter((id) => id !== null));
@@ -155,7 +154,7 @@ function groupUnits(messages: readonly ChatMessage[]): number[][] {
     for (const result of results) {
       if (result.id !== null && !ownCalls.has(result.id)) home ??= openCall.get(result.id) ?? null;
     }
-    if (!home && roleOf(message) === 'tool' && results.every((r) => r.id === null)) {
+    if (!home && view.role === 'tool' && results.every((r) => r.id === null)) {
       home = lastWithCalls; // results without ids follow the calls they answer
     }
     const unit = home ?? [];
@@ -235,11 +234,10 @@ function compute(
   settings: Settings,
 ): { result: CompactResponse; classes: Classification[] } {
   const n = messages.length;
-  const firstRequest = messages.findIndex(
-    (m) => roleOf(m) === 'user' && messageText(m).trim() !== '',
-  );
-  const classes = messages.map((m, i) => classifyMessage(m, i === firstRequest, settings));
-  const tokens = messages.map((m) => messageTokens(m, settings.counter));
+  const views = messages.map(viewOf);
+  const firstRequest = views.findIndex((v) => v.role === 'user' && v.text.trim() !== '');
+  const classes = views.map((v, i) => classifyView(v, i === firstRequest, settings));
+  const tokens = views.map((v) => viewTokens(v, settings.counter));
   const original = tokens.reduce((a, b) => a + b, 0);
   const anchors = (kept: Iterable<number>): number =>
     [...kept].filter((i) => classes[i]!.class === 'anchor').length;
@@ -258,7 +256,7 @@ function compute(
   }
 
   const windowStart = n - settings.recentWindow;
-  const units: Unit[] = groupUnits(messages).map((members) => ({
+  const units: Unit[] = groupUnits(views).map((members) => ({
     members,
     class: members.reduce<MessageClass>(
       (best, i) => (rank(classes[i]!.class) < rank(best) ? classes[i]!.class : best),
@@ -309,7 +307,7 @@ function compute(
   for (const unit of units) {
     if (unit.recent) continue;
     for (const i of unit.members) {
-      if (tokens[i]! > LONG_RESULT_TOKENS && toolResultsOf(messages[i]).length > 0) shorten(i);
+      if (tokens[i]! > LONG_RESULT_TOKENS && views[i]!.results.length > 0) shorten(i);
     }
   }
   const unitCost = (unit: Unit): number => unit.members.reduce((sum, i) => sum + cost[i]!, 0);
@@ -329,7 +327,7 @@ function compute(
   }
 
   const features: (SummaryFeatures | undefined)[] = new Array<SummaryFeatures | undefined>(n);
-  const featuresOf = (i: number): SummaryFeatures => (features[i] ??= summaryFeatures(messages[i]));
+  const featuresOf = (i: number): SummaryFeatures => (features[i] ??= summaryFeatures(views[i]!));
 
   // Step 5: summaries in place of dropped runs; drop the least valuable kept unit while over.
   for (;;) {
