@@ -130,7 +130,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       auth,
       databases: app.directory,
       version: VERSION,
-      llm: llmDeps(config, app, logger),
+      llm: llmDeps(config, app, logger, process.env, auth),
     },
     health: () => app.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
