@@ -76,7 +76,13 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
         state: { url: state.url },
         database: { allowWrites: true, maxRows: 50, defaultRows: 20 },
         tools: { query_database: { roles: ['analyst'] } },
-        llm: { maxToolRounds: 6, maxToolResultChars: 2000 },
+        llm: {
+          maxToolRounds: 6,
+          maxToolResultChars: 2000,
+          // openai comes from the variables; "small" is the same API with a tiny context.
+          providers: { small: { type: 'openai', baseUrl: fake.baseUrl, contextTokens: 1000 } },
+          default: 'openai',
+        },
       },
       env: { OPENAI_API_KEY: 'sk-hostile-test-key-123456', OPENAI_BASE_URL: fake.baseUrl },
     });
@@ -87,6 +93,86 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
     await server?.close();
     await fake?.close();
     await fixture?.drop();
+  });
+
+  const getConversation = async (id: string, token: string) => {
+    const res = await fetch(`${server.origin}/api/conversations/${id}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  it("saves every exchange to the caller's conversation, with its token usage", async () => {
+    script = (r) =>
+      r.toolResults.length === 0
+        ? { toolCalls: [{ name: 'query_database', args: { query: 'SELECT 1 AS one' } }] }
+        : { text: 'One.' };
+    const question = userMessage('Say one');
+    const turn = await sendChat(server.origin, [question], { token: alice, id: 'conv_alice_1' });
+    expect(turn.message.metadata).toMatchObject({ conversationId: 'conv_alice_1' });
+    const saved = await getConversation('conv_alice_1', alice);
+    expect(saved.status).toBe(200);
+    expect(saved.body).toMatchObject({
+      title: 'Say one',
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      usage: { input_tokens: 200, output_tokens: 40, total_tokens: 240 },
+    });
+    const messages = saved.body['messages'] as UIMessage[];
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(toolParts(messages[1]!)[0]).toMatchObject({ state: 'output-available' });
+
+    // A second exchange adds its usage and keeps the whole history.
+    script = () => ({ text: 'Still one.' });
+    await sendChat(server.origin, [question, turn.message, userMessage('Again?')], {
+      token: alice,
+      id: 'conv_alice_1',
+    });
+    const again = await getConversation('conv_alice_1', alice);
+    expect((again.body['messages'] as unknown[]).length).toBe(4);
+    expect(again.body['usage']).toMatchObject({ total_tokens: 360 });
+  });
+
+  it('gives another user nothing of a conversation by naming its id', async () => {
+    script = () => ({ toolCalls: [], text: 'Hello Bob.' });
+    const before = fake.requests.length;
+    const turn = await sendChat(server.origin, [userMessage('Hi, I am Bob')], {
+      token: bob,
+      id: 'conv_alice_1',
+    });
+    expect(textOf(turn.message)).toBe('Hello Bob.');
+    // The model saw Bob's message only; Alice's conversation is as it was.
+    expect(JSON.stringify(fake.requests[before]!.body)).not.toContain('Say one');
+    const alices = await getConversation('conv_alice_1', alice);
+    expect((alices.body['messages'] as unknown[]).length).toBe(4);
+    const bobs = await getConversation('conv_alice_1', bob);
+    expect(bobs.status).toBe(200);
+    expect(JSON.stringify(bobs.body['messages'])).not.toContain('Say one');
+  });
+
+  it("compacts a history that nears the model's context", async () => {
+    script = () => ({ text: 'Compacted fine.' });
+    const history: UIMessage[] = [];
+    for (let i = 0; i < 30; i++) {
+      history.push(userMessage(`Question ${i}: ${'tell me about the orders table '.repeat(8)}`));
+      history.push({
+        id: `a${i}`,
+        role: 'assistant',
+        parts: [
+          { type: 'text', text: `Answer ${i}: ${'the orders table has columns '.repeat(8)}` },
+        ],
+      });
+    }
+    history.push(userMessage('And now?'));
+    const before = fake.requests.length;
+    const turn = await sendChat(server.origin, history, {
+      token: alice,
+      body: { provider: 'small' },
+    });
+    expect(textOf(turn.message)).toBe('Compacted fine.');
+    const sent = fake.requests[before]!.body['input'] as unknown[];
+    expect(sent.length).toBeLessThan(history.length);
+    expect(fake.requests[before]!.lastUserText).toBe('And now?');
   });
 
   it('refuses an anonymous caller before anything reaches the model', async () => {
