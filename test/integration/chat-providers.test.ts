@@ -244,6 +244,13 @@ describe.skipIf(!pg)('/api/chat per provider, on PostgreSQL', () => {
     expect((await post('/api/llm/chat', { messages: [] })).status).toBe(400);
     expect((await post('/api/chat', { id: 'c', messages: [{ role: 'user' }] })).status).toBe(400);
     expect((await post('/api/chat', { id: 'c' })).status).toBe(400);
+    const unknown = await post('/api/chat', {
+      id: 'c',
+      messages: [userMessage('hi')],
+      database: 'nope',
+    });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: string }).error).toMatch(/Database not found/);
   });
 
   it('describes the LLM routes in /api/openapi.json', async () => {
