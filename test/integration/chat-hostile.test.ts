@@ -45,6 +45,7 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
   let fixture: FixtureSchema;
   let server: ChatServer;
   let fake: FakeLlm;
+  let strict: FakeLlm; // refuses the key pgmcp has for it
   let alice: string; // analyst: may use query_database
   let bob: string; // no role
   let script: (request: FakeRequest) => FakeTurn;
@@ -69,6 +70,11 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
       }
     });
     fake = await startFakeLlm({ flavor: 'openai', script: (r) => script(r) });
+    strict = await startFakeLlm({
+      flavor: 'openai',
+      apiKey: 'sk-the-right-key-000000',
+      script: [{ text: 'never' }],
+    });
     server = await startChatServer({
       database: pg!.url,
       requireAuth: true,
@@ -80,11 +86,18 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
           maxToolRounds: 6,
           maxToolResultChars: 2000,
           // openai comes from the variables; "small" is the same API with a tiny context.
-          providers: { small: { type: 'openai', baseUrl: fake.baseUrl, contextTokens: 1000 } },
+          providers: {
+            small: { type: 'openai', baseUrl: fake.baseUrl, contextTokens: 1000 },
+            strict: { type: 'openai', baseUrl: strict.baseUrl, apiKeyEnv: 'STRICT_KEY' },
+          },
           default: 'openai',
         },
       },
-      env: { OPENAI_API_KEY: 'sk-hostile-test-key-123456', OPENAI_BASE_URL: fake.baseUrl },
+      env: {
+        OPENAI_API_KEY: 'sk-hostile-test-key-123456',
+        OPENAI_BASE_URL: fake.baseUrl,
+        STRICT_KEY: 'sk-wrong-strict-key-987654',
+      },
     });
     alice = await server.token('alice', ['analyst']);
     bob = await server.token('bob');
@@ -92,6 +105,7 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
   afterAll(async () => {
     await server?.close();
     await fake?.close();
+    await strict?.close();
     await fixture?.drop();
   });
 
@@ -368,7 +382,18 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
     release();
   });
 
-  it('never puts the key in a log or an answer', () => {
-    expect(server.logText()).not.toContain('sk-hostile-test-key');
+  it('says in plain words, without the key, that the provider refused it', async () => {
+    const turn = await sendChat(server.origin, [userMessage('Hello')], {
+      token: alice,
+      body: { provider: 'strict' },
+    });
+    const error = turn.chunks.find((c) => c.type === 'error') as { errorText: string } | undefined;
+    expect(error?.errorText).toMatch(/The model provider strict refused the API key/);
+    expect(JSON.stringify(turn.chunks)).not.toContain('sk-wrong');
+    expect(strict.requests[0]!.headers.authorization).toBe('Bearer sk-wrong-strict-key-987654');
+  });
+
+  it('never puts a key in a log', () => {
+    expect(server.logText()).not.toMatch(/sk-hostile-test-key|sk-wrong-strict/);
   });
 });
