@@ -332,6 +332,17 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
     expect(textOf(turn.message)).toContain('limit of 6 tool rounds');
   });
 
+  it('ends the request at the token bound and says so', async () => {
+    script = () => ({
+      toolCalls: [{ name: 'query_database', args: { query: 'SELECT 1' } }],
+      usage: { input: 150_000, output: 60_000 },
+    });
+    const turn = await sendChat(server.origin, [userMessage('Use many tokens')], { token: alice });
+    expect(toolParts(turn.message)).toHaveLength(1);
+    expect(textOf(turn.message)).toContain('limit of 200000 tokens');
+    expect(turn.message.metadata).toMatchObject({ usage: { totalTokens: 210_000 } });
+  });
+
   it('cancels the running query when the client goes away', async () => {
     const marker = `chat_cancel_${Date.now()}`;
     script = () => ({
