@@ -7,6 +7,8 @@ import type { Principal } from '../core/principal.js';
 
 /** Bounds on what one conversation may hold; the routes and the chat loop check against these. */
 export const CONVERSATION_LIMITS = Object.freeze({
+  /** Conversations one owner may keep. */
+  maxConversations: 10_000,
   maxMessages: 1000,
   /** The messages' JSON text, in bytes. */
   maxMessageBytes: 8 * 1024 * 1024,
@@ -64,6 +66,9 @@ export function newConversationId(): string {
 
 export const invalid = (message: string): AppError =>
   new AppError(ErrorCodes.CONVERSATION_INVALID, message, { category: 'input' });
+
+export const tooMany = (max: number): AppError =>
+  invalid(`You have ${max} conversations, the most one user may keep; delete some first.`);
 
 export const notFound = (): AppError =>
   new AppError(ErrorCodes.CONVERSATION_NOT_FOUND, 'No such conversation.', {

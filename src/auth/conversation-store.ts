@@ -11,6 +11,7 @@ import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import {
   CONVERSATION_ID_PATTERN,
+  CONVERSATION_LIMITS,
   checkId,
   checkSetting,
   checkTitle,
@@ -20,6 +21,7 @@ import {
   notFound,
   pageOf,
   requireOwner,
+  tooMany,
   usageNumber,
   type Owner,
 } from './conversation-input.js';
@@ -153,7 +155,16 @@ function record(row: Row): ConversationRecord {
   };
 }
 
-export function createConversationStore(db: StateDb): ConversationStore {
+export interface ConversationStoreOptions {
+  /** Conversations one owner may keep (default CONVERSATION_LIMITS.maxConversations). */
+  maxConversations?: number;
+}
+
+export function createConversationStore(
+  db: StateDb,
+  options: ConversationStoreOptions = {},
+): ConversationStore {
+  const maxConversations = options.maxConversations ?? CONVERSATION_LIMITS.maxConversations;
   const find = async (principal: Principal, id: string): Promise<ConversationRecord | null> => {
     const owner = requireOwner(principal);
     // An id no conversation can have is simply not found (and costs no query).
@@ -173,10 +184,13 @@ export function createConversationStore(db: StateDb): ConversationStore {
     const { json, count } = messagesJson(input.messages);
     const auto = derived(input.messages ?? []);
     const title = input.title === undefined ? auto.title : checkTitle(input.title);
+    // The owner's count is checked in the same statement, so parallel creates cannot overshoot
+    // by more than the ones in flight.
     const { rows } = await db.query<Row>(
       `INSERT INTO pgmcp.conversations
          (owner, id, username, title, title_set, preview, provider, model, connection, messages, message_count)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)
+       SELECT $1, $2, $3, $4, $5::boolean, $6, $7, $8, $9, $10::jsonb, $11::integer
+        WHERE (SELECT count(*) FROM pgmcp.conversations WHERE owner = $1) < $12::integer
        ON CONFLICT (owner, id) DO NOTHING
        RETURNING ${COLUMNS}`,
       [
@@ -191,9 +205,16 @@ export function createConversationStore(db: StateDb): ConversationStore {
         checkSetting('connection', input.connection) ?? null,
         json,
         count,
+        maxConversations,
       ],
     );
-    return rows[0] ? record(rows[0]) : null;
+    if (rows[0]) return record(rows[0]);
+    const { rows: existing } = await db.query(
+      'SELECT 1 FROM pgmcp.conversations WHERE owner = $1 AND id = $2',
+      [owner.key, id],
+    );
+    if (existing.length > 0) return null;
+    throw tooMany(maxConversations);
   };
 
   /** UPDATE of messages and settings; null when the owner has no such conversation. */
