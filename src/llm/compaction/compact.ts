@@ -6,9 +6,9 @@
 //   2. Classify each message (classify.ts); a unit takes its best member's class.
 //   3. If the whole history fits, return it unchanged.
 //   4. Otherwise take units in order of priority while they fit: the last message (the current
-//      turn), anchors (when keep_anchors), the recent window, the most recent
-//      min_important_messages important units, the other important, contextual and routine
-//      units, newest first within each. Transient units outside the recent window never stay.
+//      turn), anchors (when keep_anchors), the most recent min_important_messages important
+//      units, the recent window, the other important units, then whole turns (contextual before
+//      routine), newest first within each. Transient units outside the recent window never stay.
 //      Long tool results outside the recent window, and any unit that does not fit whole, are
 //      shortened (shrink.ts) rather than dropped.
 //   5. Each run of dropped messages becomes one summary message in its place (when
@@ -77,7 +77,12 @@ function groupUnits(views: readonly MessageView[]): number[][] {
   return units;
 }
 
-const NO_SUMMARY = Object.freeze({ topics: [], tables: [], tools: [], description: '' });
+const noSummary = (): CompactResponse['summary'] => ({
+  topics: [],
+  tables: [],
+  tools: [],
+  description: '',
+});
 
 /** Units grouped into turns: each starts at a unit that opens with a person's message. */
 function turnsOf(units: readonly Unit[], messages: readonly ChatMessage[]): Unit[][] {
@@ -157,7 +162,7 @@ function compute(
       classes,
       result: {
         messages: [...messages],
-        summary: { ...NO_SUMMARY },
+        summary: noSummary(),
         token_estimate: original,
         compaction_info: info(n, n, 0, anchors(all), original, original),
       },
@@ -190,9 +195,11 @@ function compute(
     }
   };
   if (settings.keepAnchors) each(units.filter((u) => u.class === 'anchor'));
-  each(newestFirst.filter((u) => u.recent));
+  // The most recent important units come before the window: however wide the window, that
+  // many errors and results survive.
   const important = newestFirst.filter((u) => u.class === 'important');
   each(important.slice(0, settings.minImportant));
+  each(newestFirst.filter((u) => u.recent));
   each(important);
   const turns = turnsOf(units, messages).reverse();
   for (const wanted of ['contextual', 'routine'] as const) {
@@ -275,7 +282,7 @@ function compute(
       result: {
         messages: out,
         summary:
-          dropped.length > 0 ? summarize(dropped.map(featuresOf), settings.enhanced) : NO_SUMMARY,
+          dropped.length > 0 ? summarize(dropped.map(featuresOf), settings.enhanced) : noSummary(),
         token_estimate: outTokens,
         compaction_info: info(n, out.length, dropped.length, anchors(kept), original, outTokens),
       },
