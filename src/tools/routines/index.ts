@@ -115,6 +115,7 @@ export function deriveRoutineTools(
       call: (args, ctx) => callRoutine(derived, deps, args, ctx),
     };
     if (derived.outputSchema) spec.outputSchema = derived.outputSchema;
+    if (derived.routine.annotations.tags.length > 0) spec.tags = derived.routine.annotations.tags;
     // Listed only to callers who may run it (docs/sql-tools.md, "Who sees what").
     if (derived.routine.annotations.authorize !== null) {
       spec.allows = (principal) => isAuthorized(derived, principal);
