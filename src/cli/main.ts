@@ -17,7 +17,7 @@ import {
 } from './commands.js';
 import { doctor } from './doctor.js';
 import { embed, type EmbedOptions } from './embed.js';
-import { install } from './install.js';
+import { install, type InstallOptions } from './install.js';
 import { VERSION } from './version.js';
 
 const program = new Command()
@@ -40,10 +40,15 @@ common(
 common(
   program
     .command('install')
-    .description('install or upgrade the SQL handler registry (schema mcp) in the database'),
-).action(async (options: CommonOptions) => {
+    .description('install or upgrade the SQL handler registry (schema mcp) in the database')
+    .option('--names <list>', "also add another system's SQL interface over it: pgmi (schema api)")
+    .option(
+      '--grant-runtime <role>',
+      'grant the role pgmcp serves as what it needs to read the registry and run handlers',
+    ),
+).action(async (options: CommonOptions & InstallOptions) => {
   try {
-    process.exitCode = await install(configFrom(options));
+    process.exitCode = await install(configFrom(options), options);
   } catch (error) {
     fail(error);
   }

@@ -61,6 +61,9 @@ export const ErrorCodes = {
   DATABASE_NOT_FOUND: 'PGMCP309',
   DATABASE_DENIED: 'PGMCP310',
   VECTOR_UNAVAILABLE: 'PGMCP311',
+  // 320–329 the registry's compatibility interfaces (pgmi)
+  PGMI_SCHEMA_FOREIGN: 'PGMCP320',
+  PGMI_NAMES_UNKNOWN: 'PGMCP321',
   // 6xx auth and the state database
   STATE_UNAVAILABLE: 'PGMCP601',
   STATE_SCHEMA_MISMATCH: 'PGMCP602',
