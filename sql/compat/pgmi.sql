@@ -96,7 +96,9 @@ BEGIN
       USING ERRCODE = '22023', HINT = 'A letter, then up to 48 letters, digits, _ . or -';
   END IF;
   IF v_meta ? 'id' AND v_meta->>'id' !~* '^[0-9a-f]{8}-?([0-9a-f]{4}-?){3}[0-9a-f]{12}$' THEN
-    v_meta := jsonb_set(v_meta, '{id}', to_jsonb(md5('pgmi:' || (v_meta->>'id'))::uuid::text));
+    -- Stable per handler: examples reuse one placeholder id ('uuid-here') for several handlers.
+    v_meta := jsonb_set(v_meta, '{id}',
+      to_jsonb(md5(concat_ws(':', 'pgmi', v_meta->>'id', v_type, v_name))::uuid::text));
   END IF;
   IF v_type = 'tool' THEN
     v_schema := v_meta->'inputSchema';
