@@ -73,6 +73,8 @@ const databaseUrl = z
 
 const serverSchema = section({
   name: optionalText().default(null),
+  /** serverInfo.version in initialize and server/discover; null: pgmcp's own version. */
+  version: optionalText().default(null),
   instructions: optionalText().default(null),
   toolDescriptionSuffix: optionalText().default(null),
   stateSecret: optionalText().default(null),
@@ -148,6 +150,8 @@ const databaseSchema = section({
   showQueryText: bool().default(false),
   /** Run every call as this role (SET LOCAL ROLE); null: the login role. */
   role: optionalText().default(null),
+  /** Serve functions and procedures annotated @mcp as tools (NpgsqlRest McpOptions.Enabled). */
+  routineTools: bool().default(true),
   /** Schemas scanned for @mcp functions and procedures; empty: every non-system schema. */
   routineSchemas: stringList(namePattern).default([]),
   /** One row per answered request in mcp.exchange, where the registry schema is installed. */
