@@ -15,6 +15,7 @@ import {
   logLevelOption,
   type CommonOptions,
 } from './commands.js';
+import { configImport, type ImportOptions } from './config-import.js';
 import { doctor } from './doctor.js';
 import { embed, type EmbedOptions } from './embed.js';
 import { install, type InstallOptions } from './install.js';
@@ -53,6 +54,24 @@ common(
     fail(error);
   }
 });
+
+program
+  .command('config')
+  .description('work with configuration files')
+  .command('import')
+  .description(
+    "convert a pgEdge postgres-mcp.yaml or an NpgsqlRest appsettings.json to pgmcp's YAML",
+  )
+  .argument('<file>', 'the file to convert')
+  .requiredOption('--from <system>', 'what wrote the file: pgedge or npgsqlrest')
+  .option('--out <file>', 'write the config here instead of standard output')
+  .action((file: string, options: ImportOptions) => {
+    try {
+      process.exitCode = configImport(file, options);
+    } catch (error) {
+      fail(error);
+    }
+  });
 
 common(
   program
