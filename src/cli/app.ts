@@ -192,7 +192,11 @@ export async function createApp(
             ? { schemas: config.database.routineSchemas }
             : {}),
         },
-        handlers: { statementTimeoutMs: entry.statementTimeoutMs, allowWrites: entry.allowWrites },
+        handlers: {
+          statementTimeoutMs: entry.statementTimeoutMs,
+          allowWrites: entry.allowWrites,
+          mode: config.registry.mode,
+        },
       }),
     );
   }

@@ -74,6 +74,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'database.showQueryText', env: 'PGMCP_SHOW_QUERY_TEXT', kind: 'bool' },
   { key: 'database.role', env: 'PGMCP_ROLE', kind: 'string' },
   { key: 'database.routineTools', env: 'PGMCP_ROUTINE_TOOLS', kind: 'bool' },
+  { key: 'registry.mode', env: 'PGMCP_REGISTRY_MODE', kind: 'string' },
   { key: 'database.routineSchemas', env: 'PGMCP_ROUTINE_SCHEMAS', kind: 'list' },
   { key: 'database.exchangeLog.enabled', env: 'PGMCP_EXCHANGE_LOG', kind: 'bool' },
   { key: 'database.exchangeLog.logArguments', env: 'PGMCP_EXCHANGE_LOG_ARGUMENTS', kind: 'bool' },

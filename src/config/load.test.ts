@@ -103,6 +103,7 @@ describe('loadConfig defaults', () => {
       },
       audit: { database: true, file: null },
       tools: {},
+      registry: { mode: 'auto' },
       log: { level: 'info' },
       rateLimit: {
         requestsPerMinute: null,

@@ -458,6 +458,14 @@ const logSchema = section({
   level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 });
 
+export const REGISTRY_MODES = ['auto', 'mcp', 'pgmi'] as const;
+const registrySchema = section({
+  /** Where SQL handlers come from: mcp (pgmcp's registry), pgmi (an existing pgmi deployment), auto. */
+  mode: z
+    .enum(REGISTRY_MODES, { error: `expected one of ${REGISTRY_MODES.join(', ')}` })
+    .default('auto'),
+});
+
 /** The sections, by name; messages about unknown keys list a section's valid keys from here. */
 export const SECTIONS = {
   server: serverSchema,
@@ -470,6 +478,7 @@ export const SECTIONS = {
   log: logSchema,
   rateLimit: rateLimitSchema,
   embeddings: embeddingsSchema,
+  registry: registrySchema,
 } as const;
 
 // prefault (not default) so a missing section is parsed from {} and gets its own defaults.
@@ -491,6 +500,7 @@ export const configSchema = z.strictObject(
     log: SECTIONS.log.prefault({}),
     rateLimit: SECTIONS.rateLimit.prefault({}),
     embeddings: SECTIONS.embeddings.prefault({}),
+    registry: SECTIONS.registry.prefault({}),
   },
   { error: 'expected a mapping of sections' },
 );

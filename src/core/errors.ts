@@ -67,6 +67,7 @@ export const ErrorCodes = {
   // 320–329 the registry's compatibility interfaces (pgmi)
   PGMI_SCHEMA_FOREIGN: 'PGMCP320',
   PGMI_NAMES_UNKNOWN: 'PGMCP321',
+  PGMI_NOT_FOUND: 'PGMCP322',
   // 6xx auth and the state database
   STATE_UNAVAILABLE: 'PGMCP601',
   STATE_SCHEMA_MISMATCH: 'PGMCP602',

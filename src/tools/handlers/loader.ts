@@ -4,6 +4,8 @@ import { ANONYMOUS, type Principal } from '../../core/principal.js';
 import type { PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
 import type { Registry } from '../registry.js';
+import { AppError, ErrorCodes } from '../../core/errors.js';
+import { DETECT_PGMI_SQL, loadPgmiHandlers } from './pgmi.js';
 import { promptSpec, resourceFrom, templateSpec, toolSpec } from './handler-specs.js';
 import type { HandlerRow, RegistryHandlerOptions } from './types.js';
 
@@ -26,6 +28,20 @@ export async function loadRegistryHandlers(
   options: RegistryHandlerOptions,
   principal: Principal = ANONYMOUS,
 ): Promise<LoadedHandlers> {
+  if (options.mode !== 'mcp') {
+    const pgmi = await db.withTransaction(
+      { readOnly: true, timeoutMs: options.statementTimeoutMs, principal },
+      async (client) => (await client.query<{ pgmi: boolean }>(DETECT_PGMI_SQL)).rows[0]?.pgmi,
+    );
+    if (pgmi) return loadPgmiHandlers(db, options);
+    if (options.mode === 'pgmi') {
+      throw new AppError(
+        ErrorCodes.PGMI_NOT_FOUND,
+        'registry.mode is pgmi, but this database has no pgmi dispatcher api.mcp_handle_request(jsonb, jsonb) of its own.',
+        { category: 'config' },
+      );
+    }
+  }
   const loaded: LoadedHandlers = {
     installed: false,
     version: null,
