@@ -9,11 +9,16 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config/index.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realPostgres, REPO_ROOT, throwawayDatabase, withClient } from '../helpers/postgres.js';
-import { seedBlocks, type SeedBlock } from '../helpers/seed-blocks.js';
+import { seedBlocks, seedFile, type SeedBlock } from '../helpers/seed-blocks.js';
 import {
+  rawHttp,
   runPgmcp,
   serveScript,
   serverEnv,
@@ -224,6 +229,88 @@ describe.skipIf(!info)('the seeds’ examples work as written', () => {
       expect(test.content).toEqual([{ type: 'text', text: 'success' }]);
     } finally {
       await client.close();
+    }
+  });
+
+  it('HTTP without a session: served statelessly as plain JSON; a named session must be live', async () => {
+    const ping = { jsonrpc: '2.0', id: 7, method: 'ping' };
+    // No Accept header at all.
+    const bare = await rawHttp(server.url, {
+      headers: { 'content-type': 'application/json' },
+      body: ping,
+    });
+    expect(bare.status).toBe(200);
+    expect(bare.headers['content-type']).toMatch(/^application\/json/);
+    expect(bare.json).toEqual({ jsonrpc: '2.0', id: 7, result: {} });
+    // initialize that accepts only JSON: answered, no session opened.
+    const init = await rawHttp(`${server.url}/v1`, {
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18' },
+      },
+    });
+    expect(init.json.result.protocolVersion).toBe('2025-06-18');
+    expect(init.headers['mcp-session-id']).toBeUndefined();
+    const initialized = await rawHttp(server.url, {
+      headers: { 'content-type': 'application/json' },
+      body: { jsonrpc: '2.0', method: 'notifications/initialized' },
+    });
+    expect(initialized.status).toBe(202);
+    // What still refuses: an Accept without JSON, an unknown session, an unknown version.
+    const html = await rawHttp(server.url, {
+      headers: { 'content-type': 'application/json', accept: 'text/html' },
+      body: ping,
+    });
+    expect(html.status).toBe(406);
+    const gone = await rawHttp(server.url, {
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': 'no-such-session',
+      },
+      body: ping,
+    });
+    expect(gone.status).toBe(404);
+    const version = await rawHttp(server.url, {
+      headers: { 'content-type': 'application/json', 'mcp-protocol-version': '1999-01-01' },
+      body: ping,
+    });
+    expect(version.status).toBe(400);
+  });
+
+  it("seed 004: NpgsqlRest's McpOptions example loads as a pgmcp config, and imports", () => {
+    // The Overview block: the first JSON object after the line "Overview".
+    const lines = readFileSync(seedFile('004'), 'utf8').split('\n');
+    const start = lines.indexOf('{', lines.indexOf('Overview'));
+    let depth = 0;
+    let end = start;
+    for (; end < lines.length; end++) {
+      depth += (lines[end]!.match(/{/g) ?? []).length - (lines[end]!.match(/}/g) ?? []).length;
+      if (depth === 0) break;
+    }
+    const text = lines.slice(start, end + 1).join('\n');
+    expect(JSON.parse(text)).toHaveProperty('NpgsqlRest.McpOptions.ServerVersion', '1.0.0');
+    const dir = mkdtempSync(join(tmpdir(), 'pgmcp-seed004-'));
+    try {
+      const file = join(dir, 'appsettings.json');
+      writeFileSync(file, text);
+      const config = loadConfig({ flags: { config: file }, env: {}, cwd: dir });
+      expect(config.database.routineTools).toBe(false); // "Enabled": false
+      expect(config.server.version).toBe('1.0.0');
+      expect(config.http.path).toBe('/mcp');
+      expect(config.auth.filterToolsByRole).toBe(false);
+      const imported = spawnSync(
+        process.execPath,
+        [join(REPO_ROOT, 'bin', 'pgmcp'), 'config', 'import', '--from', 'npgsqlrest', file],
+        { encoding: 'utf8', env: serverEnv() },
+      );
+      expect(imported.status, imported.stderr).toBe(0);
+      expect(imported.stdout).toMatch(/^ {2}version: 1\.0\.0$/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
