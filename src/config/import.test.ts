@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError, ErrorCodes } from '../core/errors.js';
+import { ErrorCodes, type AppError } from '../core/errors.js';
 import { importConfig } from './import.js';
 import { configSchema } from './schema.js';
 

@@ -3,6 +3,7 @@
 // caller's identity as `context` ({user_id, tenant_id}) — exactly what pgmi's HTTP gateway
 // passes. pgmcp adds the transports, sessions, both protocol eras and authentication.
 import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
 import { ANONYMOUS, type Principal } from '../../core/principal.js';
 import type {
   CallContext,
@@ -65,7 +66,7 @@ async function ask(
   );
 }
 
-type Queryable = Pick<import('pg').ClientBase, 'query'>;
+type Queryable = Pick<pg.ClientBase, 'query'>;
 
 /**
  * One list, asked on the listing connection. pgmi hides what needs a caller only while
