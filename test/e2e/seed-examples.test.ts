@@ -46,8 +46,8 @@ function classified(seed: string): Array<{ block: SeedBlock; verdict: Verdict }>
   return blocks.map((block, i) => ({ block, verdict: verdicts[i]![1] }));
 }
 
-async function install(url: string): Promise<void> {
-  const done = await runPgmcp(['install', '--database', url, '--names', 'pgmi'], {
+async function install(url: string, extra: string[] = []): Promise<void> {
+  const done = await runPgmcp(['install', '--database', url, '--names', 'pgmi', ...extra], {
     env: serverEnv(),
   });
   expect(done.code, done.stderr).toBe(0);
@@ -107,7 +107,8 @@ describe.skipIf(!info)('the seeds’ examples work as written', () => {
   let notices000: string[] = [];
 
   beforeAll(async () => {
-    await Promise.all([install(db000.url), install(db003.url)]);
+    // Seed 003's database is served by the non-superuser role, with the grants the flag gives.
+    await Promise.all([install(db000.url), install(db003.url, ['--grant-runtime', info!.role])]);
     notices000 = await runSqlBlocks('000', db000.url);
     // Seed 002's examples query a users table the reader's database is assumed to have.
     await withClient(db000.url, (c) =>
@@ -178,6 +179,12 @@ describe.skipIf(!info)('the seeds’ examples work as written', () => {
         ListToolsResultSchema,
       );
       expect(tagged.tools.map((t) => t.name)).toEqual(['weather_at']);
+      await expect(
+        client.request(
+          { method: 'tools/list', params: { tags: 'weather' } },
+          ListToolsResultSchema,
+        ),
+      ).rejects.toThrow(/tags must be an array of strings/);
 
       const info = await client.callTool({ name: 'database_info', arguments: {} });
       expect(info.isError).toBeFalsy();
@@ -208,8 +215,10 @@ describe.skipIf(!info)('the seeds’ examples work as written', () => {
     }
   });
 
-  it('seed 003: its handlers are served over stdio to a signed-in local user', async () => {
-    const [script, ...args] = serveScript(['--stdio', '--database', db003.url]);
+  it('seed 003: its handlers are served over stdio to a signed-in local user, as the runtime role', async () => {
+    const asRole = new URL(info!.url);
+    asRole.pathname = `/${db003.name}`;
+    const [script, ...args] = serveScript(['--stdio', '--database', asRole.toString()]);
     const client = new Client({ name: 'seed-003', version: '1.0.0' });
     await client.connect(
       new StdioClientTransport({
