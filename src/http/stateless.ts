@@ -25,6 +25,9 @@ export function isStatelessLegacy(
   return incoming.request.method !== 'initialize' || !admitsSse;
 }
 
+/** What only means something on a session that lives on: refused rather than silently lost. */
+const SESSION_ONLY = new Set(['resources/subscribe', 'resources/unsubscribe', 'logging/setLevel']);
+
 export type StatelessAnswer = { kind: 'accepted' } | { kind: 'answered'; outcome: Outcome };
 
 export async function answerStateless(
@@ -35,6 +38,17 @@ export async function answerStateless(
 ): Promise<StatelessAnswer> {
   // Nothing to act on: no session to mark initialized, no request of this exchange to cancel.
   if (incoming.kind === 'notification') return { kind: 'accepted' };
+  const { request } = incoming;
+  if (SESSION_ONLY.has(request.method)) {
+    const error = {
+      code: RpcCodes.INVALID_REQUEST,
+      message: `${request.method} needs a session: send initialize with an Accept header that admits text/event-stream, then Mcp-Session-Id.`,
+    };
+    return {
+      kind: 'answered',
+      outcome: { response: { jsonrpc: '2.0', id: request.id, error }, era: 'legacy' },
+    };
+  }
   const session = createSession('stateless', () => undefined, principal);
   const version = headerValue(headers['mcp-protocol-version']);
   session.protocolVersion = version && isLegacyVersion(version) ? version : LATEST_LEGACY;
@@ -52,6 +66,6 @@ export async function answerStateless(
         ),
       ),
   };
-  const outcome = await dispatcher.handleRequest(incoming.request, 'legacy', channel);
+  const outcome = await dispatcher.handleRequest(request, 'legacy', channel);
   return { kind: 'answered', outcome };
 }

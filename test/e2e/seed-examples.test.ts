@@ -268,6 +268,17 @@ describe.skipIf(!info)('the seeds’ examples work as written', () => {
       body: { jsonrpc: '2.0', method: 'notifications/initialized' },
     });
     expect(initialized.status).toBe(202);
+    // What only a lasting session can keep is refused, not silently lost.
+    const subscribe = await rawHttp(server.url, {
+      headers: { 'content-type': 'application/json' },
+      body: {
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'resources/subscribe',
+        params: { uri: 'pg://settings' },
+      },
+    });
+    expect(subscribe.json.error.code).toBe(-32600);
     // What still refuses: an Accept without JSON, an unknown session, an unknown version.
     const html = await rawHttp(server.url, {
       headers: { 'content-type': 'application/json', accept: 'text/html' },
