@@ -47,6 +47,7 @@ const PARSERS: Record<EnvKind, (raw: string) => unknown> = {
 
 export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'server.name', env: 'PGMCP_SERVER_NAME', kind: 'string' },
+  { key: 'server.version', env: 'PGMCP_SERVER_VERSION', kind: 'string' },
   { key: 'server.instructions', env: 'PGMCP_INSTRUCTIONS', kind: 'string' },
   { key: 'server.toolDescriptionSuffix', env: 'PGMCP_TOOL_DESCRIPTION_SUFFIX', kind: 'string' },
   { key: 'server.stateSecret', env: 'PGMCP_STATE_SECRET', kind: 'string' },
@@ -72,6 +73,8 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'database.maxPlanRows', env: 'PGMCP_MAX_PLAN_ROWS', kind: 'number' },
   { key: 'database.showQueryText', env: 'PGMCP_SHOW_QUERY_TEXT', kind: 'bool' },
   { key: 'database.role', env: 'PGMCP_ROLE', kind: 'string' },
+  { key: 'database.routineTools', env: 'PGMCP_ROUTINE_TOOLS', kind: 'bool' },
+  { key: 'registry.mode', env: 'PGMCP_REGISTRY_MODE', kind: 'string' },
   { key: 'database.routineSchemas', env: 'PGMCP_ROUTINE_SCHEMAS', kind: 'list' },
   { key: 'database.exchangeLog.enabled', env: 'PGMCP_EXCHANGE_LOG', kind: 'bool' },
   { key: 'database.exchangeLog.logArguments', env: 'PGMCP_EXCHANGE_LOG_ARGUMENTS', kind: 'bool' },

@@ -37,6 +37,7 @@ describe('loadConfig defaults', () => {
     expect(config).toEqual({
       server: {
         name: null,
+        version: null,
         instructions: null,
         toolDescriptionSuffix: null,
         stateSecret: null,
@@ -78,6 +79,7 @@ describe('loadConfig defaults', () => {
         showQueryText: false,
         role: null,
         routineSchemas: [],
+        routineTools: true,
         exchangeLog: { enabled: true, logArguments: false },
       },
       databases: [],
@@ -116,6 +118,7 @@ describe('loadConfig defaults', () => {
       },
       audit: { database: true, file: null },
       tools: {},
+      registry: { mode: 'auto' },
       log: { level: 'info' },
       rateLimit: {
         requestsPerMinute: null,
@@ -240,6 +243,7 @@ describe('precedence: flags > env > file > defaults', () => {
       [
         'server:',
         '  name: shop',
+        '  version: 2.1.0',
         '  instructions: Use read-only SQL.',
         '  toolDescriptionSuffix: (shop db)',
         '  stateSecret: 0123456789abcdef',
@@ -259,6 +263,7 @@ describe('precedence: flags > env > file > defaults', () => {
     const config = load({ config: path });
     expect(config.server).toEqual({
       name: 'shop',
+      version: '2.1.0',
       instructions: 'Use read-only SQL.',
       toolDescriptionSuffix: '(shop db)',
       stateSecret: '0123456789abcdef',
