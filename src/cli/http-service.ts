@@ -9,6 +9,7 @@ import { createHttpServer, type HttpServer } from '../http/server.js';
 import type { TlsMaterial } from '../http/tls.js';
 import { registerAuthenticateUser } from '../tools/builtin/index.js';
 import type { App } from './app.js';
+import { llmDeps } from './llm.js';
 import { VERSION } from './version.js';
 
 export interface HttpService {
@@ -49,7 +50,12 @@ export async function openHttpService(
       trustedProxies: config.auth.trustedProxies,
       proxyHeaders: config.auth.proxyHeaders,
     },
-    api: { auth, databases: app.directory, version: VERSION },
+    api: {
+      auth,
+      databases: app.directory,
+      version: VERSION,
+      llm: llmDeps(config, app, logger),
+    },
     health: () => app.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
   });
