@@ -25,6 +25,7 @@ export interface PrinterOptions {
 interface PartProgress {
   textPrinted: number;
   inputShown: boolean;
+  approvalShown: boolean;
   done: boolean;
 }
 
@@ -63,9 +64,9 @@ export function createMessagePrinter(options: PrinterOptions): MessagePrinter {
     if (text.trim() !== '') block(renderMarkdown(text, { width: options.width(), style }));
   };
 
-  const toolInput = (name: string, input: unknown, awaitingApproval: boolean): void => {
+  const toolInput = (name: string, input: unknown): void => {
     const width = options.width();
-    const title = `${style.magenta('▸')} ${style.bold(name)}${awaitingApproval ? style.yellow(' (asks to write)') : ''}`;
+    const title = `${style.magenta('▸')} ${style.bold(name)}`;
     const query = (input as { query?: unknown } | undefined)?.query;
     if (typeof query === 'string') {
       const sql = query
@@ -117,7 +118,12 @@ export function createMessagePrinter(options: PrinterOptions): MessagePrinter {
       }
       for (let i = 0; i < message.parts.length; i++) {
         const part = message.parts[i]!;
-        const state = (progress[i] ??= { textPrinted: 0, inputShown: false, done: false });
+        const state = (progress[i] ??= {
+          textPrinted: 0,
+          inputShown: false,
+          approvalShown: false,
+          done: false,
+        });
         if (state.done) continue;
         if (part.type === 'text') {
           const rest = part.text.slice(state.textPrinted);
@@ -140,8 +146,14 @@ export function createMessagePrinter(options: PrinterOptions): MessagePrinter {
             continue;
           }
           if (!state.inputShown) {
-            toolInput(name, part.input, part.state === 'approval-requested');
+            toolInput(name, part.input);
             state.inputShown = true;
+          }
+          if (part.state === 'approval-requested' && !state.approvalShown) {
+            write(
+              `${style.yellow('This writes to the database: it runs only if you say yes.')}\n`,
+            );
+            state.approvalShown = true;
           }
           if (part.state === 'output-available') {
             toolOutput(part.output as ToolOutput);
