@@ -4,6 +4,8 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoutes } from './admin-routes.js';
+import { registerCompactRoute } from './compact-route.js';
+import { registerConversationRoutes } from './conversation-routes.js';
 import { registerDatabaseRoutes } from './database-routes.js';
 import { registerLlmRoutes } from './llm-routes.js';
 import type { ApiDeps } from './deps.js';
@@ -51,6 +53,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
       registerAdminRoutes(scope, deps);
       if (deps.databases) registerDatabaseRoutes(scope, deps.databases);
       if (deps.llm) registerLlmRoutes(scope, deps.llm, deps.logger);
+      registerConversationRoutes(scope, deps.auth.conversations);
+      registerCompactRoute(scope);
       scope.get('/openapi.json', { config: { auth: 'optional' } }, async () => scope.swagger());
     },
     { prefix: API_PREFIX },
