@@ -54,7 +54,7 @@ export async function openHttpService(
       auth,
       databases: app.directory,
       version: VERSION,
-      llm: llmDeps(config, app, logger),
+      llm: llmDeps(config, app, logger, process.env, auth),
     },
     health: () => app.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },

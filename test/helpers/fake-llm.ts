@@ -284,7 +284,18 @@ function describe(
         const parts = list(content['parts']);
         for (const part of parts) {
           const response = part['functionResponse'] as Json | undefined;
-          if (response) results.push(JSON.stringify(response['response']));
+          if (response) {
+            // The AI SDK sends {name, content}; the content is the tool's text when it is text.
+            const inner = response['response'] as Json | undefined;
+            const content = inner?.['content'];
+            results.push(
+              typeof content === 'string'
+                ? content
+                : Array.isArray(content)
+                  ? textOf(content)
+                  : JSON.stringify(inner),
+            );
+          }
         }
         const texts = parts.filter((p) => typeof p['text'] === 'string');
         if (content['role'] === 'user' && texts.length > 0) {
