@@ -53,6 +53,7 @@ export async function openHttpService(
     api: {
       auth,
       databases: app.directory,
+      registry: app.registry,
       version: VERSION,
       llm: llmDeps(config, app, logger, process.env, auth),
     },

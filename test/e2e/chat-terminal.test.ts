@@ -69,6 +69,7 @@ describe.skipIf(!pg)('pgmcp chat, local mode, in a terminal', { timeout: 60_000 
   let home: string;
   let next: (request: FakeRequest) => FakeTurn = () => ({ text: 'unscripted' });
   const state = throwawayDatabase(pg!, 'pgmcp_term_state');
+  const uniqueTable = `term_${Math.random().toString(36).slice(2, 10)}`;
 
   beforeAll(async () => {
     fixture = await createFixtureSchema(pg!, 'pgmcp_term');
@@ -76,6 +77,8 @@ describe.skipIf(!pg)('pgmcp chat, local mode, in a terminal', { timeout: 60_000 
       await client.query(`CREATE TABLE ${fixture.name}.notes (id serial PRIMARY KEY, body text)`);
       await client.query(`GRANT SELECT, INSERT ON ${fixture.name}.notes TO ${pg!.role}`);
       await client.query(`GRANT USAGE ON SEQUENCE ${fixture.name}.notes_id_seq TO ${pg!.role}`);
+      await client.query(`CREATE TABLE ${fixture.name}.${uniqueTable} (id int)`);
+      await client.query(`GRANT SELECT ON ${fixture.name}.${uniqueTable} TO ${pg!.role}`);
     });
     fake = await startFakeLlm({ flavor: 'openai', apiKey: KEY, script: (r) => next(r) });
     home = mkdtempSync(join(tmpdir(), 'pgmcp-term-'));
@@ -186,6 +189,16 @@ describe.skipIf(!pg)('pgmcp chat, local mode, in a terminal', { timeout: 60_000 
       c.query<{ body: string }>(`SELECT body FROM ${fixture.name}.notes`),
     );
     expect(rows).toEqual([{ body: 'from the terminal' }]);
+  });
+
+  it('lists tools and completes table names with Tab', async () => {
+    await term.line('/list tools');
+    const tools = await term.waitFor(/query_database +\S/);
+    expect(after(tools, '› /list tools').join('\n')).toContain('get_schema_info');
+    await term.type(`How many rows has ${uniqueTable.slice(0, 7)}`);
+    await term.keys('Tab');
+    await term.waitFor(`› How many rows has ${uniqueTable}`);
+    await term.keys('C-u');
   });
 
   it('leaves on Ctrl-D with status 0', async () => {

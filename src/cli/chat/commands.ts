@@ -148,7 +148,15 @@ async function list(args: string[], context: ChatContext): Promise<void> {
     case 'tools':
     case 'resources':
     case 'prompts': {
-      const items = itemsOf(await api.get(`/api/${topic}`)) as Named[];
+      const answer = await api.get<Record<string, unknown>>(`/api/${topic}`);
+      const items = [
+        ...((answer[topic] as Named[] | undefined) ?? []).map((item) =>
+          topic === 'resources' ? { ...item, name: item.uri ?? item.name } : item,
+        ),
+        ...((answer.templates as (Named & { uriTemplate?: string })[] | undefined) ?? []).map(
+          (t) => ({ ...t, name: t.uriTemplate ?? t.name }),
+        ),
+      ];
       const width = term.width();
       term.print(
         items

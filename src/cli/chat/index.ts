@@ -176,10 +176,8 @@ async function logIn(api: ApiClient, username: string): Promise<void> {
 /** Table names for tab completion; none when the server does not list them. */
 async function loadTableNames(api: ApiClient): Promise<string[]> {
   try {
-    const answer = await api.get<{ tables?: { schema?: string; name: string }[] }>('/api/tables');
-    return (answer.tables ?? []).flatMap((t) =>
-      t.schema && t.schema !== 'public' ? [`${t.schema}.${t.name}`, t.name] : [t.name],
-    );
+    const answer = await api.get<{ tables?: unknown[] }>('/api/tables');
+    return (answer.tables ?? []).filter((t): t is string => typeof t === 'string');
   } catch {
     return [];
   }

@@ -150,9 +150,7 @@ export function createMessagePrinter(options: PrinterOptions): MessagePrinter {
             state.inputShown = true;
           }
           if (part.state === 'approval-requested' && !state.approvalShown) {
-            write(
-              `${style.yellow('This writes to the database: it runs only if you say yes.')}\n`,
-            );
+            write(`${style.yellow('This writes to the database: it runs only if you say yes.')}\n`);
             state.approvalShown = true;
           }
           if (part.state === 'output-available') {
