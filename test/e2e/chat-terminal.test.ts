@@ -2,7 +2,7 @@
 // PostgreSQL and the scripted fake OpenAI API — locally (the pgmcp HTTP app started inside the
 // chat) and remotely (a pgmcp with authentication on, reached with a token).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -47,6 +47,12 @@ function chatEnv(
     PGMCP_LOG_LEVEL: 'warn',
     ...extra,
   };
+}
+
+/** The screen as the test saw it, kept in .tmp/ (docs/chat.md's example session comes from it). */
+function record(name: string, screen: string): void {
+  mkdirSync(join(REPO_ROOT, '.tmp'), { recursive: true });
+  writeFileSync(join(REPO_ROOT, '.tmp', `chat-terminal-${name}.txt`), `${screen}\n`);
 }
 
 /** A script of model turns answered in order, one per model request. */
@@ -126,6 +132,7 @@ describe.skipIf(!pg)('pgmcp chat, local mode, in a terminal', { timeout: 60_000 
     // A colour terminal gets colour: the bold name and the table's dim rules.
     const coloured = await term.screen({ escapes: true });
     expect(coloured).toMatch(/\u001b\[1mitem 01/);
+    record('local', screen);
   });
 
   it('fits a wide result to a 60-column terminal and /expand shows a row whole', async () => {
@@ -202,6 +209,7 @@ describe.skipIf(!pg)('pgmcp chat, local mode, in a terminal', { timeout: 60_000 
   });
 
   it('leaves on Ctrl-D with status 0', async () => {
+    record('local-60', await term.screen());
     await term.keys('C-d');
     await vi.waitFor(async () => expect(await term.exitStatus()).toBe(0), {
       timeout: 20_000,
@@ -274,6 +282,7 @@ describe.skipIf(!pg)('pgmcp chat, remote mode with a token', { timeout: 120_000 
       expect(shown).toContain('› How many items are there?');
       expect(shown).toContain(sql);
       expect(shown).toContain('There are 25 items.');
+      record('remote', loaded);
       await term.keys('C-d');
       await vi.waitFor(async () => expect(await term.exitStatus()).toBe(0), {
         timeout: 20_000,

@@ -95,7 +95,8 @@ export interface SessionOptions {
 
 export function createChatSession(options: SessionOptions): ChatSession {
   const { api, settings } = options;
-  let conversationId = generateId();
+  const newId = (): string => `conv_${generateId()}`;
+  let conversationId = newId();
   let aborted = false;
   let chat = create(conversationId, []);
   let running = false;
@@ -194,7 +195,7 @@ export function createChatSession(options: SessionOptions): ChatSession {
       await chat.stop();
     },
     reset(id, messages = []) {
-      conversationId = id ?? generateId();
+      conversationId = id ?? newId();
       chat = create(conversationId, messages);
     },
     lastMetadata,
