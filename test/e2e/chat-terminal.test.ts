@@ -191,7 +191,8 @@ describe.skipIf(!pg)('pgmcp chat, local mode, in a terminal', { timeout: 60_000 
     expect(ask).toContain('This writes to the database: it runs only if you say yes.');
     expect(ask).toContain(sql);
     await term.line('y');
-    await term.waitFor('The note is saved.');
+    const saved = await term.waitFor('The note is saved.');
+    expect(after(saved, 'Save a note').join('\n')).toContain('(INSERT 1)');
     const { rows } = await withClient(pg!.adminUrl, (c) =>
       c.query<{ body: string }>(`SELECT body FROM ${fixture.name}.notes`),
     );

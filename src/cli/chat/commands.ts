@@ -3,6 +3,7 @@ import type { UIMessage } from 'ai';
 import type { ChatContext } from './context.js';
 import { historyCommand } from './history-commands.js';
 import { renderRecord } from './render/table.js';
+import { truncate } from './render/width.js';
 
 interface Command {
   usage: string;
@@ -163,7 +164,7 @@ async function list(args: string[], context: ChatContext): Promise<void> {
           .map((item) => {
             const description = typeof item.description === 'string' ? item.description : '';
             const line = `  ${style.bold(label(item))}${description ? `  ${style.dim(description.split('\n')[0]!)}` : ''}`;
-            return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+            return truncate(line, width);
           })
           .join('\n') || style.dim('(none)'),
       );

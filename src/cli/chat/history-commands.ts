@@ -3,6 +3,7 @@
 // listing or by its id.
 import { generateId, type UIMessage } from 'ai';
 import type { ChatContext } from './context.js';
+import { truncate } from './render/width.js';
 
 interface ConversationSummary {
   id: string;
@@ -86,7 +87,7 @@ async function listConversations(context: ChatContext): Promise<void> {
           : '';
         const title = c.title || c.preview || '(untitled)';
         const line = `${mark}${String(i + 1).padStart(3)}  ${title}${when}  ${style.dim(c.id)}`;
-        return line.length > width + 40 ? `${line.slice(0, width - 1)}…` : line;
+        return truncate(line, width);
       })
       .join('\n'),
   );

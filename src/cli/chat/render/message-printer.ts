@@ -99,7 +99,10 @@ export function createMessagePrinter(options: PrinterOptions): MessagePrinter {
     }
     const command = (structured as { command?: unknown } | undefined)?.command;
     if (typeof command === 'string') {
-      block(style.dim(`(${command}${rowCountOf(structured)})`));
+      // The tool's text carries the command tag with its count ("INSERT 1"); rowCount counts
+      // returned rows, none for a plain write.
+      const tag = text.split('\n').find((line) => line.startsWith(command));
+      block(style.dim(`(${tag ?? command})`));
       return;
     }
     const lines = text.split('\n').filter((line, i, all) => line !== '' || i < all.length - 1);
@@ -193,10 +196,3 @@ export function createMessagePrinter(options: PrinterOptions): MessagePrinter {
 }
 
 const firstLine = (text: string): string => text.trim().split('\n')[0] ?? '';
-
-function rowCountOf(structured: Record<string, unknown> | undefined): string {
-  const count = structured?.rowCount;
-  return typeof count === 'number' && !String(structured?.command).includes(String(count))
-    ? `, ${count} ${count === 1 ? 'row' : 'rows'}`
-    : '';
-}
