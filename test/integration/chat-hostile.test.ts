@@ -45,6 +45,7 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
   let fixture: FixtureSchema;
   let server: ChatServer;
   let fake: FakeLlm;
+  let strict: FakeLlm; // refuses the key pgmcp has for it
   let alice: string; // analyst: may use query_database
   let bob: string; // no role
   let script: (request: FakeRequest) => FakeTurn;
@@ -69,6 +70,11 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
       }
     });
     fake = await startFakeLlm({ flavor: 'openai', script: (r) => script(r) });
+    strict = await startFakeLlm({
+      flavor: 'openai',
+      apiKey: 'sk-the-right-key-000000',
+      script: [{ text: 'never' }],
+    });
     server = await startChatServer({
       database: pg!.url,
       requireAuth: true,
@@ -76,9 +82,22 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
         state: { url: state.url },
         database: { allowWrites: true, maxRows: 50, defaultRows: 20 },
         tools: { query_database: { roles: ['analyst'] } },
-        llm: { maxToolRounds: 6, maxToolResultChars: 2000 },
+        llm: {
+          maxToolRounds: 6,
+          maxToolResultChars: 2000,
+          // openai comes from the variables; "small" is the same API with a tiny context.
+          providers: {
+            small: { type: 'openai', baseUrl: fake.baseUrl, contextTokens: 1000 },
+            strict: { type: 'openai', baseUrl: strict.baseUrl, apiKeyEnv: 'STRICT_KEY' },
+          },
+          default: 'openai',
+        },
       },
-      env: { OPENAI_API_KEY: 'sk-hostile-test-key-123456', OPENAI_BASE_URL: fake.baseUrl },
+      env: {
+        OPENAI_API_KEY: 'sk-hostile-test-key-123456',
+        OPENAI_BASE_URL: fake.baseUrl,
+        STRICT_KEY: 'sk-wrong-strict-key-987654',
+      },
     });
     alice = await server.token('alice', ['analyst']);
     bob = await server.token('bob');
@@ -86,7 +105,88 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
   afterAll(async () => {
     await server?.close();
     await fake?.close();
+    await strict?.close();
     await fixture?.drop();
+  });
+
+  const getConversation = async (id: string, token: string) => {
+    const res = await fetch(`${server.origin}/api/conversations/${id}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  it("saves every exchange to the caller's conversation, with its token usage", async () => {
+    script = (r) =>
+      r.toolResults.length === 0
+        ? { toolCalls: [{ name: 'query_database', args: { query: 'SELECT 1 AS one' } }] }
+        : { text: 'One.' };
+    const question = userMessage('Say one');
+    const turn = await sendChat(server.origin, [question], { token: alice, id: 'conv_alice_1' });
+    expect(turn.message.metadata).toMatchObject({ conversationId: 'conv_alice_1' });
+    const saved = await getConversation('conv_alice_1', alice);
+    expect(saved.status).toBe(200);
+    expect(saved.body).toMatchObject({
+      title: 'Say one',
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      usage: { input_tokens: 200, output_tokens: 40, total_tokens: 240 },
+    });
+    const messages = saved.body['messages'] as UIMessage[];
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(toolParts(messages[1]!)[0]).toMatchObject({ state: 'output-available' });
+
+    // A second exchange adds its usage and keeps the whole history.
+    script = () => ({ text: 'Still one.' });
+    await sendChat(server.origin, [question, turn.message, userMessage('Again?')], {
+      token: alice,
+      id: 'conv_alice_1',
+    });
+    const again = await getConversation('conv_alice_1', alice);
+    expect((again.body['messages'] as unknown[]).length).toBe(4);
+    expect(again.body['usage']).toMatchObject({ total_tokens: 360 });
+  });
+
+  it('gives another user nothing of a conversation by naming its id', async () => {
+    script = () => ({ toolCalls: [], text: 'Hello Bob.' });
+    const before = fake.requests.length;
+    const turn = await sendChat(server.origin, [userMessage('Hi, I am Bob')], {
+      token: bob,
+      id: 'conv_alice_1',
+    });
+    expect(textOf(turn.message)).toBe('Hello Bob.');
+    // The model saw Bob's message only; Alice's conversation is as it was.
+    expect(JSON.stringify(fake.requests[before]!.body)).not.toContain('Say one');
+    const alices = await getConversation('conv_alice_1', alice);
+    expect((alices.body['messages'] as unknown[]).length).toBe(4);
+    const bobs = await getConversation('conv_alice_1', bob);
+    expect(bobs.status).toBe(200);
+    expect(JSON.stringify(bobs.body['messages'])).not.toContain('Say one');
+  });
+
+  it("compacts a history that nears the model's context", async () => {
+    script = () => ({ text: 'Compacted fine.' });
+    const history: UIMessage[] = [];
+    for (let i = 0; i < 30; i++) {
+      history.push(userMessage(`Question ${i}: ${'tell me about the orders table '.repeat(8)}`));
+      history.push({
+        id: `a${i}`,
+        role: 'assistant',
+        parts: [
+          { type: 'text', text: `Answer ${i}: ${'the orders table has columns '.repeat(8)}` },
+        ],
+      });
+    }
+    history.push(userMessage('And now?'));
+    const before = fake.requests.length;
+    const turn = await sendChat(server.origin, history, {
+      token: alice,
+      body: { provider: 'small' },
+    });
+    expect(textOf(turn.message)).toBe('Compacted fine.');
+    const sent = fake.requests[before]!.body['input'] as unknown[];
+    expect(sent.length).toBeLessThan(history.length);
+    expect(fake.requests[before]!.lastUserText).toBe('And now?');
   });
 
   it('refuses an anonymous caller before anything reaches the model', async () => {
@@ -232,6 +332,17 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
     expect(textOf(turn.message)).toContain('limit of 6 tool rounds');
   });
 
+  it('ends the request at the token bound and says so', async () => {
+    script = () => ({
+      toolCalls: [{ name: 'query_database', args: { query: 'SELECT 1' } }],
+      usage: { input: 150_000, output: 60_000 },
+    });
+    const turn = await sendChat(server.origin, [userMessage('Use many tokens')], { token: alice });
+    expect(toolParts(turn.message)).toHaveLength(1);
+    expect(textOf(turn.message)).toContain('limit of 200000 tokens');
+    expect(turn.message.metadata).toMatchObject({ usage: { totalTokens: 210_000 } });
+  });
+
   it('cancels the running query when the client goes away', async () => {
     const marker = `chat_cancel_${Date.now()}`;
     script = () => ({
@@ -282,7 +393,18 @@ describe.skipIf(!pg)('/api/chat against a hostile model', () => {
     release();
   });
 
-  it('never puts the key in a log or an answer', () => {
-    expect(server.logText()).not.toContain('sk-hostile-test-key');
+  it('says in plain words, without the key, that the provider refused it', async () => {
+    const turn = await sendChat(server.origin, [userMessage('Hello')], {
+      token: alice,
+      body: { provider: 'strict' },
+    });
+    const error = turn.chunks.find((c) => c.type === 'error') as { errorText: string } | undefined;
+    expect(error?.errorText).toMatch(/The model provider strict refused the API key/);
+    expect(JSON.stringify(turn.chunks)).not.toContain('sk-wrong');
+    expect(strict.requests[0]!.headers.authorization).toBe('Bearer sk-wrong-strict-key-987654');
+  });
+
+  it('never puts a key in a log', () => {
+    expect(server.logText()).not.toMatch(/sk-hostile-test-key|sk-wrong-strict/);
   });
 });

@@ -63,9 +63,13 @@ describe.skipIf(!pg)('/api/chat per provider, on PostgreSQL', () => {
       );
     }
     server = await startChatServer({
-      database: pg!.url,
       config: {
         state: { url: state.url },
+        // Two names for the same database: the chat follows the caller's selection.
+        databases: [
+          { name: 'main', url: pg!.url, default: true },
+          { name: 'second', url: pg!.url },
+        ],
         llm: {
           // openai, anthropic and ollama come from their conventional variables.
           providers: {
@@ -132,6 +136,31 @@ describe.skipIf(!pg)('/api/chat per provider, on PostgreSQL', () => {
     expect(turn.chunks.map((c) => c.type)).toEqual(
       expect.arrayContaining(['start', 'tool-input-available', 'tool-output-available', 'finish']),
     );
+  });
+
+  it("runs on the caller's selected database, or the one the body names", async () => {
+    const select = await fetch(`${server.origin}/api/databases/select`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'second' }),
+    });
+    expect(select.status).toBe(200);
+    try {
+      const turn = await sendChat(server.origin, [userMessage('How many items?')]);
+      expect(turn.message.metadata).toMatchObject({ database: 'second' });
+      expect(toolParts(turn.message)[0]!.output!.text).toMatch(/^Database: second/);
+      const named = await sendChat(server.origin, [userMessage('How many items?')], {
+        body: { database: 'main' },
+      });
+      expect(named.message.metadata).toMatchObject({ database: 'main' });
+      expect(toolParts(named.message)[0]!.output!.text).toMatch(/^Database: main/);
+    } finally {
+      await fetch(`${server.origin}/api/databases/select`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'main' }),
+      });
+    }
   });
 
   it('lists the providers without their keys', async () => {
@@ -244,6 +273,13 @@ describe.skipIf(!pg)('/api/chat per provider, on PostgreSQL', () => {
     expect((await post('/api/llm/chat', { messages: [] })).status).toBe(400);
     expect((await post('/api/chat', { id: 'c', messages: [{ role: 'user' }] })).status).toBe(400);
     expect((await post('/api/chat', { id: 'c' })).status).toBe(400);
+    const unknown = await post('/api/chat', {
+      id: 'c',
+      messages: [userMessage('hi')],
+      database: 'nope',
+    });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: string }).error).toMatch(/Database not found/);
   });
 
   it('describes the LLM routes in /api/openapi.json', async () => {

@@ -6,30 +6,27 @@
 //   2. Classify each message (classify.ts); a unit takes its best member's class.
 //   3. If the whole history fits, return it unchanged.
 //   4. Otherwise take units in order of priority while they fit: the last message (the current
-//      turn), anchors (when keep_anchors), the recent window, the most recent
-//      min_important_messages important units, the other important, contextual and routine
-//      units, newest first within each. Transient units outside the recent window never stay.
+//      turn), anchors (when keep_anchors), the most recent min_important_messages important
+//      units, the recent window, the other important units, then whole turns (contextual before
+//      routine), newest first within each. Transient units outside the recent window never stay.
 //      Long tool results outside the recent window, and any unit that does not fit whole, are
 //      shortened (shrink.ts) rather than dropped.
 //   5. Each run of dropped messages becomes one summary message in its place (when
 //      enable_summarization); if the summaries push the total over the budget, the least
 //      valuable kept unit goes too, until it fits.
-import { AppError, ErrorCodes } from '../../core/errors.js';
 import { cacheKey, round, type CompactionAnalytics, type CompactionCache } from './cache.js';
 import { classifyView, type Classification } from './classify.js';
 import { roleOf, viewOf, type MessageView } from './message-parts.js';
+import { settingsOf, type Settings } from './settings.js';
 import { shrinkMessage } from './shrink.js';
 import { summarize, summaryFeatures, type SummaryFeatures } from './summarize.js';
 import { countTextTokens, messageTokens, viewTokens } from './tokens.js';
 import {
-  COMPACTION_DEFAULTS,
   MESSAGE_CLASSES,
-  TOKEN_COUNTER_TYPES,
   type ChatMessage,
   type CompactRequest,
   type CompactResponse,
   type MessageClass,
-  type TokenCounterType,
 } from './types.js';
 
 export interface CompactOptions {
@@ -41,98 +38,10 @@ export interface CompactOptions {
   scope?: string;
 }
 
-export const COMPACTION_LIMITS = Object.freeze({
-  maxMessages: 10_000,
-  maxTokens: 10_000_000,
-  maxWindow: 10_000,
-});
-
 /** Tool results outside the recent window longer than this many tokens are shortened. */
 const LONG_RESULT_TOKENS = 1_000;
 /** What a shortened string keeps, in characters. */
 const SHRINK_CHARS = 2_000;
-
-interface Settings {
-  maxTokens: number;
-  recentWindow: number;
-  keepAnchors: boolean;
-  preserveToolResults: boolean;
-  preserveSchemaInfo: boolean;
-  summarization: boolean;
-  minImportant: number;
-  counter: TokenCounterType;
-  enhanced: boolean;
-  caching: boolean;
-  analytics: boolean;
-}
-
-const invalid = (message: string): AppError =>
-  new AppError(ErrorCodes.COMPACTION_INVALID, message, { category: 'input' });
-
-function integer(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw invalid(`${name} must be an integer from ${min} to ${max}.`);
-  }
-  return value;
-}
-
-function flag(name: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw invalid(`${name} must be true or false.`);
-  return value;
-}
-
-function settingsOf(request: CompactRequest): Settings {
-  if (typeof request !== 'object' || request === null) throw invalid('The body must be an object.');
-  const { messages } = request;
-  if (!Array.isArray(messages)) throw invalid('messages must be an array of chat messages.');
-  if (messages.length > COMPACTION_LIMITS.maxMessages) {
-    throw invalid(`messages holds at most ${COMPACTION_LIMITS.maxMessages} messages.`);
-  }
-  messages.forEach((message, i) => {
-    if (roleOf(message) === '') throw invalid(`messages[${i}] must be an object with a role.`);
-  });
-  const options = request.options ?? {};
-  if (typeof options !== 'object' || options === null) throw invalid('options must be an object.');
-  const counter = options.token_counter_type ?? COMPACTION_DEFAULTS.tokenCounterType;
-  if (!TOKEN_COUNTER_TYPES.includes(counter)) {
-    throw invalid(`options.token_counter_type must be one of ${TOKEN_COUNTER_TYPES.join(', ')}.`);
-  }
-  const d = COMPACTION_DEFAULTS;
-  const { maxTokens, maxWindow } = COMPACTION_LIMITS;
-  return {
-    maxTokens: integer('max_tokens', request.max_tokens, d.maxTokens, 1, maxTokens),
-    recentWindow: integer('recent_window', request.recent_window, d.recentWindow, 0, maxWindow),
-    keepAnchors: flag('keep_anchors', request.keep_anchors, d.keepAnchors),
-    preserveToolResults: flag(
-      'options.preserve_tool_results',
-      options.preserve_tool_results,
-      d.preserveToolResults,
-    ),
-    preserveSchemaInfo: flag(
-      'options.preserve_schema_info',
-      options.preserve_schema_info,
-      d.preserveSchemaInfo,
-    ),
-    summarization: flag(
-      'options.enable_summarization',
-      options.enable_summarization,
-      d.enableSummarization,
-    ),
-    minImportant: integer(
-      'options.min_important_messages',
-      options.min_important_messages,
-      d.minImportantMessages,
-      0,
-      maxWindow,
-    ),
-    counter,
-    enhanced: flag('options.enable_llm_summarization', options.enable_llm_summarization, false),
-    caching: flag('options.enable_caching', options.enable_caching, false),
-    analytics: flag('options.enable_analytics', options.enable_analytics, false),
-  };
-}
 
 interface Unit {
   members: number[];
@@ -168,7 +77,12 @@ function groupUnits(views: readonly MessageView[]): number[][] {
   return units;
 }
 
-const NO_SUMMARY = Object.freeze({ topics: [], tables: [], tools: [], description: '' });
+const noSummary = (): CompactResponse['summary'] => ({
+  topics: [],
+  tables: [],
+  tools: [],
+  description: '',
+});
 
 /** Units grouped into turns: each starts at a unit that opens with a person's message. */
 function turnsOf(units: readonly Unit[], messages: readonly ChatMessage[]): Unit[][] {
@@ -248,7 +162,7 @@ function compute(
       classes,
       result: {
         messages: [...messages],
-        summary: { ...NO_SUMMARY },
+        summary: noSummary(),
         token_estimate: original,
         compaction_info: info(n, n, 0, anchors(all), original, original),
       },
@@ -281,9 +195,11 @@ function compute(
     }
   };
   if (settings.keepAnchors) each(units.filter((u) => u.class === 'anchor'));
-  each(newestFirst.filter((u) => u.recent));
+  // The most recent important units come before the window: however wide the window, that
+  // many errors and results survive.
   const important = newestFirst.filter((u) => u.class === 'important');
   each(important.slice(0, settings.minImportant));
+  each(newestFirst.filter((u) => u.recent));
   each(important);
   const turns = turnsOf(units, messages).reverse();
   for (const wanted of ['contextual', 'routine'] as const) {
@@ -366,7 +282,7 @@ function compute(
       result: {
         messages: out,
         summary:
-          dropped.length > 0 ? summarize(dropped.map(featuresOf), settings.enhanced) : NO_SUMMARY,
+          dropped.length > 0 ? summarize(dropped.map(featuresOf), settings.enhanced) : noSummary(),
         token_estimate: outTokens,
         compaction_info: info(n, out.length, dropped.length, anchors(kept), original, outTokens),
       },
