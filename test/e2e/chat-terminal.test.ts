@@ -247,6 +247,17 @@ describe.skipIf(!pg)('pgmcp chat, remote mode with a token', { timeout: 120_000 
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
+  const sessionsOf = async (username: string): Promise<number> => {
+    const { rows } = await withClient(state.url, (c) =>
+      c.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pgmcp.sessions s JOIN pgmcp.users u ON u.id = s.user_id
+          WHERE u.username = $1`,
+        [username],
+      ),
+    );
+    return rows[0]!.n;
+  };
+
   const chat = (width = 100): Promise<Terminal> =>
     startTerminal({
       command: [process.execPath, PGMCP_BIN, 'chat', '--url', server.origin],
@@ -304,6 +315,42 @@ describe.skipIf(!pg)('pgmcp chat, remote mode with a token', { timeout: 120_000 
       await again.waitFor('› /history load 1');
     } finally {
       await again.close();
+    }
+  });
+
+  it('logs in as a user with a hidden password, shows it in /show settings, and /logout ends the session', async () => {
+    await server.auth.users.add({ username: 'terminal-alice', password: 'alice-password-1' });
+    const term = await startTerminal({
+      command: [
+        process.execPath,
+        PGMCP_BIN,
+        'chat',
+        '--url',
+        server.origin,
+        '--user',
+        'terminal-alice',
+      ],
+      env: chatEnv(home, fake, { NO_COLOR: '1' }),
+      cwd: REPO_ROOT,
+    });
+    try {
+      await term.waitFor('Password for terminal-alice:');
+      await term.line('alice-password-1');
+      await term.waitFor(STARTED);
+      expect(await term.screen()).not.toContain('alice-password-1');
+      await term.line('/show settings');
+      await term.waitFor(/signed in +terminal-alice \(user\)/);
+      expect(await sessionsOf('terminal-alice')).toBe(1);
+      await term.line('/logout');
+      await term.waitFor('logged out');
+      await vi.waitFor(async () => expect(await term.exitStatus()).toBe(0), {
+        timeout: 20_000,
+        interval: 100,
+      });
+      // The session ended in the server, not only in the client.
+      expect(await sessionsOf('terminal-alice')).toBe(0);
+    } finally {
+      await term.close();
     }
   });
 
