@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/index.js';
 import type { DatabaseDirectory } from '../tools/databases.js';
+import type { Registry } from '../tools/registry.js';
 import type { ApiLlmDeps } from './llm-routes.js';
 
 export interface ApiDeps {
@@ -14,6 +15,8 @@ export interface ApiDeps {
   databases?: DatabaseDirectory;
   /** The LLM providers and the chat loop (/api/llm/*, /api/chat); absent: no such routes. */
   llm?: ApiLlmDeps;
+  /** The tools, resources and prompts (GET /api/tools …); absent: no such routes. */
+  registry?: Registry;
   /** The caller's address as the HTTP layer trusts it (proxy headers or the socket). */
   clientAddress(request: FastifyRequest): string;
 }

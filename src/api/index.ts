@@ -4,6 +4,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoutes } from './admin-routes.js';
+import { registerCatalogRoutes } from './catalog-routes.js';
 import { registerCompactRoute } from './compact-route.js';
 import { registerConversationRoutes } from './conversation-routes.js';
 import { registerDatabaseRoutes } from './database-routes.js';
@@ -52,6 +53,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
       registerSessionRoutes(scope, deps);
       registerAdminRoutes(scope, deps);
       if (deps.databases) registerDatabaseRoutes(scope, deps.databases);
+      if (deps.registry) registerCatalogRoutes(scope, deps.registry);
       if (deps.llm) registerLlmRoutes(scope, deps.llm, deps.logger);
       registerConversationRoutes(scope, deps.auth.conversations);
       registerCompactRoute(scope);

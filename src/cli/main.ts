@@ -16,6 +16,7 @@ import {
   type CommonOptions,
 } from './commands.js';
 import { configImport, type ImportOptions } from './config-import.js';
+import type { ChatOptions } from './chat/index.js';
 import { doctor } from './doctor.js';
 import { embed, type EmbedOptions } from './embed.js';
 import { install, type InstallOptions } from './install.js';
@@ -97,6 +98,25 @@ common(
   } catch (error) {
     fail(error);
   }
+});
+
+// The terminal chat client; its modules (and the AI SDK's client) load only when it runs.
+common(
+  program
+    .command('chat')
+    .description('chat with your database in the terminal (local, or a remote pgmcp with --url)')
+    .option('--url <url>', 'a running pgmcp to talk to (default: start one here, in-process)')
+    .option('--token <token>', 'API token for --url (or set PGMCP_TOKEN)')
+    .option('--user <name>', 'log in to --url as this user (the password is prompted for)')
+    .option('--use <database>', 'which configured database to ask about')
+    .option('--provider <name>', "LLM provider (default: the server's default)")
+    .option('--model <name>', "model (default: the provider's default)")
+    .option('--once <question>', 'ask one question, print the answer and exit')
+    .option('--json', 'with --once: print the answer as JSON')
+    .option('--yes', 'with --once: approve writes the model proposes (default: refuse them)'),
+).action(async (options: ChatOptions) => {
+  const { runChat } = await import('./chat/index.js');
+  process.exitCode = await runChat(options);
 });
 
 // `token` and `user` read the same configuration as `serve` and so reach the same state

@@ -23,6 +23,12 @@ export async function readNewPassword(username: string, source = defaultSource()
   return first;
 }
 
+/** Reads an existing password: asked once at a terminal (not echoed), else stdin's first line. */
+export async function readPassword(question: string, source = defaultSource()): Promise<string> {
+  if (!source.stdin.isTTY) return readPipedPassword(source.stdin);
+  return promptHidden(question, source);
+}
+
 export async function readPipedPassword(stdin: NodeJS.ReadableStream): Promise<string> {
   let text = '';
   stdin.setEncoding('utf8');

@@ -4,16 +4,14 @@ import YAML from 'yaml';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import { isLoopbackAddress } from '../http/origin.js';
-import { createHttpServer } from '../http/server.js';
 import { loadTlsMaterial } from '../http/tls.js';
 import { startStdioServer } from '../mcp/stdio.js';
-import { createAuditLog, openAuth, type AuditLog, type Authenticator } from '../auth/index.js';
-import { registerAuthenticateUser } from '../tools/builtin/index.js';
+import { createAuditLog, type Authenticator } from '../auth/index.js';
 import { configError } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/database.js';
-import { createApp, type App, type AppExtension } from './app.js';
-import { llmDeps } from './llm.js';
+import { createApp, type AppExtension } from './app.js';
+import { auditToolCalls, openHttpService, type HttpService } from './http-service.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
 
@@ -91,54 +89,23 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     return;
   }
 
-  const loopback = isLoopbackAddress(config.http.host);
-  const required = config.auth.required ?? !loopback;
-  if (!required && !loopback) {
+  let service: HttpService;
+  try {
+    service = await openHttpService(config, app, logger, tls);
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  const { http, auth, required } = service;
+  if (!required && !isLoopbackAddress(config.http.host)) {
     logger.warn(
       { host: config.http.host },
       'authentication is OFF (--no-auth) on a non-loopback address: anyone who can reach this server can use it',
     );
   }
-  let auth: Authenticator;
-  try {
-    // On the embedded default the state lives beside the demo data, on the same connection.
-    auth = await openAuth(config, {
-      logger,
-      ...(config.state.url === null && app.embeddedDb ? { via: app.embeddedDb } : {}),
-    });
-  } catch (error) {
-    await app.close();
-    throw error;
-  }
-  auditToolCalls(app, auth.audit);
-  // For clients that speak only MCP: a login session from a username and password.
-  registerAuthenticateUser(app.registry, {
-    login: (username, password, clientAddress) =>
-      auth.sessions.login(username, password, clientAddress),
-  });
-  const http = createHttpServer({
-    options: { ...config.http },
-    dispatcher: app.dispatcher,
-    logger,
-    auth: {
-      required,
-      verifier: auth,
-      trustedProxies: config.auth.trustedProxies,
-      proxyHeaders: config.auth.proxyHeaders,
-    },
-    api: {
-      auth,
-      databases: app.directory,
-      version: VERSION,
-      llm: llmDeps(config, app, logger, process.env, auth),
-    },
-    health: () => app.health(),
-    edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
-  });
   closeAll = async () => {
     app.shutdown.abort();
-    await http.close();
-    await auth.close();
+    await service.close();
     await app.close();
   };
   const { url } = await http.listen();
@@ -231,19 +198,4 @@ async function checkCredentials(
     );
     return -1;
   }
-}
-
-/** Every tool call goes to the audit log with who made it, where, how long and how it ended. */
-function auditToolCalls(app: App, audit: AuditLog): void {
-  app.onExchange((record) => {
-    if (record.method !== 'tools/call' || !record.name) return;
-    audit.toolCall({
-      principal: record.principal,
-      database: record.database ?? app.db.name,
-      tool: record.name,
-      durationMs: record.durationMs,
-      outcome: record.outcome === 'ok' ? 'success' : 'failure',
-      ...(record.errorCode != null ? { errorCode: String(record.errorCode) } : {}),
-    });
-  });
 }

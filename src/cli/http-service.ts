@@ -1,0 +1,87 @@
+// The HTTP side of pgmcp as `serve --http` runs it — authentication, the audit of tool calls,
+// /mcp, /api — over an app that is already open. `pgmcp chat` starts the same thing in-process
+// on a loopback port for its local mode, so both talk to exactly one implementation.
+import type { Logger } from 'pino';
+import { openAuth, type AuditLog, type Authenticator } from '../auth/index.js';
+import type { Config } from '../config/index.js';
+import { isLoopbackAddress } from '../http/origin.js';
+import { createHttpServer, type HttpServer } from '../http/server.js';
+import type { TlsMaterial } from '../http/tls.js';
+import { registerAuthenticateUser } from '../tools/builtin/index.js';
+import type { App } from './app.js';
+import { llmDeps } from './llm.js';
+import { VERSION } from './version.js';
+
+export interface HttpService {
+  http: HttpServer;
+  auth: Authenticator;
+  /** Whether a bearer token is required. */
+  required: boolean;
+  /** Stops the HTTP server and the state database (not the app). */
+  close(): Promise<void>;
+}
+
+export async function openHttpService(
+  config: Config,
+  app: App,
+  logger: Logger,
+  tls: TlsMaterial | null = null,
+): Promise<HttpService> {
+  const loopback = isLoopbackAddress(config.http.host);
+  const required = config.auth.required ?? !loopback;
+  // On the embedded default the state lives beside the demo data, on the same connection.
+  const auth = await openAuth(config, {
+    logger,
+    ...(config.state.url === null && app.embeddedDb ? { via: app.embeddedDb } : {}),
+  });
+  auditToolCalls(app, auth.audit);
+  // For clients that speak only MCP: a login session from a username and password.
+  registerAuthenticateUser(app.registry, {
+    login: (username, password, clientAddress) =>
+      auth.sessions.login(username, password, clientAddress),
+  });
+  const http = createHttpServer({
+    options: { ...config.http },
+    dispatcher: app.dispatcher,
+    logger,
+    auth: {
+      required,
+      verifier: auth,
+      trustedProxies: config.auth.trustedProxies,
+      proxyHeaders: config.auth.proxyHeaders,
+    },
+    api: {
+      auth,
+      databases: app.directory,
+      registry: app.registry,
+      version: VERSION,
+      llm: llmDeps(config, app, logger, process.env, auth),
+    },
+    health: () => app.health(),
+    edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
+  });
+  return {
+    http,
+    auth,
+    required,
+    async close() {
+      await http.close();
+      await auth.close();
+    },
+  };
+}
+
+/** Every tool call goes to the audit log with who made it, where, how long and how it ended. */
+export function auditToolCalls(app: App, audit: AuditLog): void {
+  app.onExchange((record) => {
+    if (record.method !== 'tools/call' || !record.name) return;
+    audit.toolCall({
+      principal: record.principal,
+      database: record.database ?? app.db.name,
+      tool: record.name,
+      durationMs: record.durationMs,
+      outcome: record.outcome === 'ok' ? 'success' : 'failure',
+      ...(record.errorCode != null ? { errorCode: String(record.errorCode) } : {}),
+    });
+  });
+}
