@@ -2,6 +2,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/index.js';
+import type { Catalog } from '../catalog/index.js';
 import type { DatabaseDirectory } from '../tools/databases.js';
 
 export interface ApiDeps {
@@ -11,6 +12,8 @@ export interface ApiDeps {
   version?: string;
   /** The configured databases (GET /api/databases); absent: no database routes. */
   databases?: DatabaseDirectory;
+  /** Each configured database's catalog (GET /api/schema); absent: no schema route. */
+  catalogOf?: (database: string) => Catalog | undefined;
   /** The caller's address as the HTTP layer trusts it (proxy headers or the socket). */
   clientAddress(request: FastifyRequest): string;
 }

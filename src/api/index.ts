@@ -7,6 +7,7 @@ import { registerAdminRoutes } from './admin-routes.js';
 import { registerDatabaseRoutes } from './database-routes.js';
 import type { ApiDeps } from './deps.js';
 import { createErrorHandler } from './errors.js';
+import { registerSchemaRoutes } from './schema-routes.js';
 import { registerSessionRoutes } from './session-routes.js';
 import { useStrictJson } from './validation.js';
 import './fastify-types.js';
@@ -48,6 +49,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
       registerSessionRoutes(scope, deps);
       registerAdminRoutes(scope, deps);
       if (deps.databases) registerDatabaseRoutes(scope, deps.databases);
+      if (deps.databases && deps.catalogOf) {
+        registerSchemaRoutes(scope, deps.databases, deps.catalogOf);
+      }
       scope.get('/openapi.json', { config: { auth: 'optional' } }, async () => scope.swagger());
     },
     { prefix: API_PREFIX },

@@ -5,6 +5,7 @@ import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import { isLoopbackAddress } from '../http/origin.js';
 import { createHttpServer } from '../http/server.js';
+import { defaultWebRoot } from '../http/web-client.js';
 import { loadTlsMaterial } from '../http/tls.js';
 import { startStdioServer } from '../mcp/stdio.js';
 import { createAuditLog, openAuth, type AuditLog, type Authenticator } from '../auth/index.js';
@@ -125,9 +126,10 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       trustedProxies: config.auth.trustedProxies,
       proxyHeaders: config.auth.proxyHeaders,
     },
-    api: { auth, databases: app.directory, version: VERSION },
+    api: { auth, databases: app.directory, catalogOf: app.catalogOf, version: VERSION },
     health: () => app.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
+    web: { root: defaultWebRoot() },
   });
   closeAll = async () => {
     app.shutdown.abort();
