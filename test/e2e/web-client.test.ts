@@ -3,11 +3,12 @@
 // OpenAI provider, and headless Chromium doing what a person does — sign in, pick the database,
 // browse the schema, ask a question and see rows and a chart, confirm a write, rename and delete
 // a conversation, switch to dark mode, read it on a phone. Screenshots go to .tmp/screenshots/.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type Browser } from '../helpers/browser.js';
+import { realPostgres, type RealPostgres } from '../helpers/postgres.js';
 import { startFakeLlm, type FakeLlm, type FakeRequest, type FakeTurn } from '../helpers/fake-llm.js';
 import { serverEnv, spawnPgmcp, startHttpServer, type HttpServer } from '../helpers/server.js';
 
@@ -17,6 +18,9 @@ const SERIES_SQL =
 const WRITE = 'Mark observation 1 as flagged.';
 const WRITE_SQL = 'UPDATE demo.observations SET flagged = true WHERE id = 1';
 const PASSWORD = 'correct horse battery staple';
+
+// A second database to pick from beside the embedded demo data.
+const info = await realPostgres('test/e2e/web-client.test.ts (the web client)');
 
 // Each question gets a tool call first and, once the tool's result is back, a short answer.
 function script(request: FakeRequest): FakeTurn {
@@ -35,7 +39,8 @@ function script(request: FakeRequest): FakeTurn {
   return { text: 'I can answer questions about the demo observatory data.' };
 }
 
-describe('web client in Chromium', () => {
+describe.skipIf(!info)('web client in Chromium', () => {
+  const pg = info as RealPostgres;
   const root = mkdtempSync(join(tmpdir(), 'pgmcp-web-e2e-'));
   const dataDir = join(root, 'data');
   let llm: FakeLlm;
@@ -52,12 +57,29 @@ describe('web client in Chromium', () => {
     const add = spawnPgmcp(['user', 'add', 'alice', '--data-dir', dataDir], { env, stdin: 'pipe' });
     add.process.stdin!.end(`${PASSWORD}\n`);
     expect((await add.exited).code, add.stderr()).toBe(0);
-    server = await startHttpServer(['--data-dir', dataDir, '--require-auth', '--allow-writes'], {
+    const config = join(root, 'pgmcp.yaml');
+    writeFileSync(
+      config,
+      [
+        'databases:',
+        '  - name: demo',
+        '    embedded: true',
+        '    allowWrites: true',
+        '  - name: warehouse',
+        `    url: ${pg.url}`,
+        '',
+      ].join('\n'),
+    );
+    server = await startHttpServer(['--config', config, '--data-dir', dataDir, '--require-auth'], {
       env,
       startTimeoutMs: 120_000,
     });
     browser = await launchBrowser();
   }, 180_000);
+
+  afterEach(async (context) => {
+    if (context.task.result?.state === 'fail') await browser?.screenshot(`failed-${context.task.name.slice(0, 20)}`);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -85,12 +107,14 @@ describe('web client in Chromium', () => {
   it('picks a database and browses its schema with comments', async () => {
     const { page } = browser;
     const picker = page.getByLabel('Database');
-    const selected = page.waitForResponse((r) => r.url().endsWith('/api/databases/select'));
-    const name = await picker.locator('option').first().getAttribute('value');
-    await picker.selectOption(name!);
-    expect((await selected).status()).toBe(200);
+    expect(await picker.inputValue()).toBe('demo');
+    for (const name of ['warehouse', 'demo']) {
+      const selected = page.waitForResponse((r) => r.url().endsWith('/api/databases/select'));
+      await picker.selectOption(name);
+      expect((await selected).status()).toBe(200);
+    }
     await page.getByRole('tab', { name: 'Schema' }).click();
-    await page.getByText('observations', { exact: true }).first().click();
+    await page.locator('.table-entry > summary').filter({ hasText: /^observations\s/ }).click();
     await page.getByText('Brightness measured in this filter', { exact: false }).first().waitFor();
     await browser.screenshot('schema');
     await page.getByRole('tab', { name: 'Chat' }).click();

@@ -32,6 +32,8 @@ export async function launchBrowser(
     acceptDownloads: true,
   });
   const page = context.pages()[0] ?? (await context.newPage());
+  // Fail with the locator in the message well before the test's own timeout.
+  page.setDefaultTimeout(20_000);
   const problems: string[] = [];
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(`console: ${message.text()}`);
