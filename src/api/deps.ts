@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/index.js';
 import type { Catalog } from '../catalog/index.js';
 import type { DatabaseDirectory } from '../tools/databases.js';
+import type { ApiLlmDeps } from './llm-routes.js';
 
 export interface ApiDeps {
   auth: Authenticator;
@@ -14,6 +15,8 @@ export interface ApiDeps {
   databases?: DatabaseDirectory;
   /** Each configured database's catalog (GET /api/schema); absent: no schema route. */
   catalogOf?: (database: string) => Catalog | undefined;
+  /** The LLM providers and the chat loop (/api/llm/*, /api/chat); absent: no such routes. */
+  llm?: ApiLlmDeps;
   /** The caller's address as the HTTP layer trusts it (proxy headers or the socket). */
   clientAddress(request: FastifyRequest): string;
 }

@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoutes } from './admin-routes.js';
 import { registerDatabaseRoutes } from './database-routes.js';
+import { registerLlmRoutes } from './llm-routes.js';
 import type { ApiDeps } from './deps.js';
 import { createErrorHandler } from './errors.js';
 import { registerSchemaRoutes } from './schema-routes.js';
@@ -13,6 +14,7 @@ import { useStrictJson } from './validation.js';
 import './fastify-types.js';
 
 export type { ApiDeps } from './deps.js';
+export type { ApiLlmDeps } from './llm-routes.js';
 export { ADMIN_ROLE } from './guard.js';
 export { DEFAULT_TOKEN_LIFETIME } from './admin-routes.js';
 export type { TokenView, UserView } from './views.js';
@@ -52,6 +54,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
       if (deps.databases && deps.catalogOf) {
         registerSchemaRoutes(scope, deps.databases, deps.catalogOf);
       }
+      if (deps.llm) registerLlmRoutes(scope, deps.llm, deps.logger);
       scope.get('/openapi.json', { config: { auth: 'optional' } }, async () => scope.swagger());
     },
     { prefix: API_PREFIX },

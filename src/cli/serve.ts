@@ -14,6 +14,7 @@ import { configError } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/database.js';
 import { createApp, type App, type AppExtension } from './app.js';
+import { llmDeps } from './llm.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
 
@@ -126,7 +127,13 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       trustedProxies: config.auth.trustedProxies,
       proxyHeaders: config.auth.proxyHeaders,
     },
-    api: { auth, databases: app.directory, catalogOf: app.catalogOf, version: VERSION },
+    api: {
+      auth,
+      databases: app.directory,
+      catalogOf: app.catalogOf,
+      version: VERSION,
+      llm: llmDeps(config, app, logger),
+    },
     health: () => app.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
     web: { root: defaultWebRoot() },

@@ -131,6 +131,19 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   },
   { key: 'rateLimit.redis', env: 'PGMCP_RATE_LIMIT_REDIS', kind: 'string' },
   { key: 'rateLimit.redisKeyPrefix', env: 'PGMCP_RATE_LIMIT_REDIS_KEY_PREFIX', kind: 'string' },
+  // --- llm: providers and chat bounds (issue 12); providers themselves come from the file ---
+  { key: 'llm.default', env: 'PGMCP_LLM_DEFAULT', kind: 'string' },
+  { key: 'llm.fromEnv', env: 'PGMCP_LLM_FROM_ENV', kind: 'bool' },
+  { key: 'llm.systemPrompt', env: 'PGMCP_LLM_SYSTEM_PROMPT', kind: 'string' },
+  { key: 'llm.maxToolRounds', env: 'PGMCP_LLM_MAX_TOOL_ROUNDS', kind: 'int' },
+  { key: 'llm.maxOutputTokens', env: 'PGMCP_LLM_MAX_OUTPUT_TOKENS', kind: 'int' },
+  { key: 'llm.maxTokensPerRequest', env: 'PGMCP_LLM_MAX_TOKENS_PER_REQUEST', kind: 'int' },
+  { key: 'llm.maxSameFailures', env: 'PGMCP_LLM_MAX_SAME_FAILURES', kind: 'int' },
+  { key: 'llm.maxToolResultChars', env: 'PGMCP_LLM_MAX_TOOL_RESULT_CHARS', kind: 'int' },
+  { key: 'llm.contextTokens', env: 'PGMCP_LLM_CONTEXT_TOKENS', kind: 'int' },
+  { key: 'llm.compactAt', env: 'PGMCP_LLM_COMPACT_AT', kind: 'number' },
+  { key: 'llm.timeoutMs', env: 'PGMCP_LLM_TIMEOUT_MS', kind: 'int' },
+  { key: 'llm.maxRetries', env: 'PGMCP_LLM_MAX_RETRIES', kind: 'int' },
 ];
 
 export function envVariableNamed(name: string): EnvVariable | undefined {

@@ -3,6 +3,7 @@
 // once, so a value is judged the same way wherever it came from.
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { llmSchema } from './llm.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export const TRANSPORTS = ['stdio', 'http'] as const;
@@ -466,6 +467,7 @@ export const SECTIONS = {
   log: logSchema,
   rateLimit: rateLimitSchema,
   embeddings: embeddingsSchema,
+  llm: llmSchema,
 } as const;
 
 // prefault (not default) so a missing section is parsed from {} and gets its own defaults.
@@ -487,6 +489,7 @@ export const configSchema = z.strictObject(
     log: SECTIONS.log.prefault({}),
     rateLimit: SECTIONS.rateLimit.prefault({}),
     embeddings: SECTIONS.embeddings.prefault({}),
+    llm: SECTIONS.llm.prefault({}),
   },
   { error: 'expected a mapping of sections' },
 );
@@ -496,3 +499,4 @@ export type Config = z.infer<typeof configSchema>;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export type Transport = (typeof TRANSPORTS)[number];
 export type EmbeddingsConfig = Config['embeddings'];
+export type { LlmConfig, LlmProviderConfig, LlmProviderType } from './llm.js';
