@@ -4,6 +4,8 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoutes } from './admin-routes.js';
+import { registerCompactRoute } from './compact-route.js';
+import { registerConversationRoutes } from './conversation-routes.js';
 import { registerDatabaseRoutes } from './database-routes.js';
 import { registerLlmRoutes } from './llm-routes.js';
 import type { ApiDeps } from './deps.js';
@@ -55,6 +57,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
         registerSchemaRoutes(scope, deps.databases, deps.catalogOf);
       }
       if (deps.llm) registerLlmRoutes(scope, deps.llm, deps.logger);
+      registerConversationRoutes(scope, deps.auth.conversations);
+      registerCompactRoute(scope);
       scope.get('/openapi.json', { config: { auth: 'optional' } }, async () => scope.swagger());
     },
     { prefix: API_PREFIX },

@@ -101,7 +101,7 @@ describe.skipIf(!info)('web client in Chromium', () => {
     await browser.screenshot('sign-in');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    expect(await page.evaluate(() => localStorage.getItem('pgmcp.session'))).toMatch(/.{20,}/);
+    expect(await page.evaluate("localStorage.getItem('pgmcp.session')")).toMatch(/.{20,}/);
   });
 
   it('picks a database and browses its schema with comments', async () => {
@@ -186,12 +186,14 @@ describe.skipIf(!info)('web client in Chromium', () => {
   it('switches to dark mode and stays readable at phone width', async () => {
     const { page } = browser;
     await page.getByRole('button', { name: /Dark/ }).click();
-    const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const background = await page.evaluate('getComputedStyle(document.body).backgroundColor');
     expect(background).toBe('rgb(21, 23, 28)');
     await browser.screenshot('dark');
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('img', { name: /chart/ }).first().scrollIntoViewIfNeeded();
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    const overflow = await page.evaluate<number>(
+      'document.documentElement.scrollWidth - innerWidth',
+    );
     expect(overflow).toBeLessThanOrEqual(0);
     await browser.screenshot('phone');
     await page.setViewportSize({ width: 1280, height: 800 });
@@ -202,7 +204,7 @@ describe.skipIf(!info)('web client in Chromium', () => {
     await page.reload();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByText('You are signed out.').waitFor();
-    expect(await page.evaluate(() => localStorage.getItem('pgmcp.session'))).toBeNull();
+    expect(await page.evaluate("localStorage.getItem('pgmcp.session')")).toBeNull();
     await page.reload();
     await page.getByLabel('User name').waitFor();
     // No CSP violation, no script error, along the whole way.
