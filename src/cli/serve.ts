@@ -132,7 +132,8 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       databases: app.directory,
       catalogOf: app.catalogOf,
       version: VERSION,
-      llm: llmDeps(config, app, logger),
+      // The chat keeps each exchange in the signed-in caller's conversation.
+      llm: { ...llmDeps(config, app, logger), store: auth.conversations },
     },
     health: () => app.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },

@@ -78,7 +78,7 @@ describe.skipIf(!info)('web client in Chromium', () => {
   }, 180_000);
 
   afterEach(async (context) => {
-    if (context.task.result?.state === 'fail') await browser?.screenshot(`failed-${context.task.name.slice(0, 20)}`);
+    if (context.task.result?.state === 'fail') await browser?.screenshot(`failed-${context.task.name.replace(/\W+/g, '-').slice(0, 30)}`);
   });
 
   afterAll(async () => {
@@ -151,6 +151,7 @@ describe.skipIf(!info)('web client in Chromium', () => {
     await page.getByText('Done: observation 1 is flagged now.').waitFor();
     // The tool result the model saw is the write's own.
     expect(llm.requests.at(-1)?.toolResults.at(-1)).toMatch(/UPDATE 1|1 row/);
+    await page.getByText(/UPDATE 1|1 row/).first().waitFor();
   });
 
   it('lists, renames and deletes conversations', async () => {

@@ -145,7 +145,7 @@ describe('Chat', () => {
     fireEvent.click(within(dialog).getByRole('button', { name: 'Run' }));
     expect(await screen.findByText('Done: one order closed.')).toBeTruthy();
     expect(screen.queryByRole('alertdialog')).toBeNull();
-    expect(screen.getByText('UPDATE: 1 row')).toBeTruthy();
+    expect(screen.getByText('UPDATE 1')).toBeTruthy();
     expect(api.requests).toHaveLength(2);
   });
 

@@ -47,7 +47,14 @@ function Line({ shape, label }: { shape: ChartShape; label: string }) {
       <YAxis ticks={ticks} y={y} />
       {shape.labels.map((text, i) =>
         i % every === 0 || i === n - 1 ? (
-          <text key={i} x={x(i)} y={H - PAD.bottom + 18} className="tick" textAnchor="middle">
+          <text
+            key={i}
+            x={x(i)}
+            y={H - PAD.bottom + 18}
+            className="tick"
+            // The outermost labels stay inside the drawing.
+            textAnchor={n > 1 && i === 0 ? 'start' : n > 1 && i === n - 1 ? 'end' : 'middle'}
+          >
             {text}
           </text>
         ) : null,

@@ -96,13 +96,9 @@ export function ToolStep({ part }: { part: ToolPartLike }) {
           <ResultTable result={result} name={name} />
           {shape ? <ResultChart shape={shape} /> : null}
         </>
-      ) : result?.command ? (
-        <p className="muted">
-          {result.command}
-          {typeof result.rowCount === 'number'
-            ? `: ${result.rowCount} row${result.rowCount === 1 ? '' : 's'}`
-            : ''}
-        </p>
+      ) : result && output?.text ? (
+        // A statement without rows (a write): the tool's own words, e.g. "UPDATE 1".
+        <p className="muted">{firstLines(output.text)}</p>
       ) : null}
     </section>
   );

@@ -262,7 +262,12 @@ export function Workspace({ user, onLogout }: { user: UserInfo; onLogout(): void
               initialMessages={active.messages}
               settings={{ provider, model, database }}
               onConversation={setActiveId}
-              onFinished={() => void refreshConversations()}
+              onFinished={() => {
+                void refreshConversations();
+                // The server stores the exchange as the stream ends, maybe just after this
+                // client saw the end: look once more for the title and preview it sets.
+                setTimeout(() => void refreshConversations(), 1500);
+              }}
             />
           </div>
           {view === 'schema' ? <SchemaBrowser database={database} /> : null}
