@@ -9,7 +9,12 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type Browser } from '../helpers/browser.js';
 import { realPostgres, type RealPostgres } from '../helpers/postgres.js';
-import { startFakeLlm, type FakeLlm, type FakeRequest, type FakeTurn } from '../helpers/fake-llm.js';
+import {
+  startFakeLlm,
+  type FakeLlm,
+  type FakeRequest,
+  type FakeTurn,
+} from '../helpers/fake-llm.js';
 import { serverEnv, spawnPgmcp, startHttpServer, type HttpServer } from '../helpers/server.js';
 
 const QUESTION = 'How many observations were made each month?';
@@ -28,7 +33,9 @@ function script(request: FakeRequest): FakeTurn {
   const answered = request.toolResults.length > (asked.includes('Mark') ? 1 : 0);
   if (asked.includes('each month')) {
     return answered
-      ? { text: 'Observations **per month** in the first half of 2024 are in the table and chart above.' }
+      ? {
+          text: 'Observations **per month** in the first half of 2024 are in the table and chart above.',
+        }
       : { toolCalls: [{ name: 'query_database', args: { query: SERIES_SQL } }] };
   }
   if (asked.includes('Mark')) {
@@ -78,7 +85,8 @@ describe.skipIf(!info)('web client in Chromium', () => {
   }, 180_000);
 
   afterEach(async (context) => {
-    if (context.task.result?.state === 'fail') await browser?.screenshot(`failed-${context.task.name.replace(/\W+/g, '-').slice(0, 30)}`);
+    if (context.task.result?.state === 'fail')
+      await browser?.screenshot(`failed-${context.task.name.replace(/\W+/g, '-').slice(0, 30)}`);
   });
 
   afterAll(async () => {
@@ -114,7 +122,10 @@ describe.skipIf(!info)('web client in Chromium', () => {
       expect((await selected).status()).toBe(200);
     }
     await page.getByRole('tab', { name: 'Schema' }).click();
-    await page.locator('.table-entry > summary').filter({ hasText: /^observations\s/ }).click();
+    await page
+      .locator('.table-entry > summary')
+      .filter({ hasText: /^observations\s/ })
+      .click();
     await page.getByText('Brightness measured in this filter', { exact: false }).first().waitFor();
     await browser.screenshot('schema');
     await page.getByRole('tab', { name: 'Chat' }).click();
@@ -151,7 +162,10 @@ describe.skipIf(!info)('web client in Chromium', () => {
     await page.getByText('Done: observation 1 is flagged now.').waitFor();
     // The tool result the model saw is the write's own.
     expect(llm.requests.at(-1)?.toolResults.at(-1)).toMatch(/UPDATE 1|1 row/);
-    await page.getByText(/UPDATE 1|1 row/).first().waitFor();
+    await page
+      .getByText(/UPDATE 1|1 row/)
+      .first()
+      .waitFor();
   });
 
   it('lists, renames and deletes conversations', async () => {
@@ -169,14 +183,14 @@ describe.skipIf(!info)('web client in Chromium', () => {
     await first.getByRole('button', { name: /^Rename/ }).click();
     await list.getByLabel('New title').fill('Monthly observations');
     await list.getByLabel('New title').press('Enter');
-    await list.getByRole('button', { name: 'Monthly observations' }).waitFor();
+    await list.getByRole('button', { name: 'Monthly observations', exact: true }).waitFor();
     await list.getByRole('searchbox').fill('monthly');
     await expect.poll(() => list.getByRole('listitem').count()).toBe(1);
     await list.getByRole('searchbox').fill('');
     await browser.screenshot('conversations');
 
     // Reopen the renamed one: its messages come back from the server.
-    await list.getByRole('button', { name: 'Monthly observations' }).click();
+    await list.getByRole('button', { name: 'Monthly observations', exact: true }).click();
     await page.getByRole('img', { name: 'Line chart of observations by month' }).waitFor();
 
     const hello = list.getByRole('listitem').filter({ hasText: 'Hello' });
