@@ -128,6 +128,44 @@ describe.skipIf(!info)('web client in Chromium', () => {
       .click();
     await page.getByText('Brightness measured in this filter', { exact: false }).first().waitFor();
     await browser.screenshot('schema');
+
+    // The REST view behind it, as a script sees it.
+    const token = await page.evaluate<string>("localStorage.getItem('pgmcp.session')");
+    const headers = { authorization: `Bearer ${token}` };
+    const schema = await page.request.get(`${server.origin}/api/schema?database=demo`, { headers });
+    expect(schema.status()).toBe(200);
+    const body = (await schema.json()) as {
+      database: string;
+      schemas: {
+        name: string;
+        tables: {
+          name: string;
+          columns: { name: string; primaryKey: boolean; references: string | null }[];
+        }[];
+      }[];
+    };
+    expect(body.database).toBe('demo');
+    const observations = body.schemas
+      .find((s) => s.name === 'demo')!
+      .tables.find((t) => t.name === 'observations')!;
+    expect(observations.columns.find((c) => c.name === 'id')?.primaryKey).toBe(true);
+    expect(observations.columns.find((c) => c.name === 'session_id')?.references).toBe(
+      'demo.observing_sessions(id)',
+    );
+    const unknown = await page.request.get(`${server.origin}/api/schema?database=nope`, {
+      headers,
+    });
+    expect(unknown.status()).toBe(404);
+    expect(((await unknown.json()) as { error: string }).error).toContain('Database not found');
+    expect((await page.request.get(`${server.origin}/api/schema?database=demo`)).status()).toBe(
+      401,
+    );
+    const openapi = (await (
+      await page.request.get(`${server.origin}/api/openapi.json`)
+    ).json()) as {
+      paths: Record<string, unknown>;
+    };
+    expect(Object.keys(openapi.paths)).toContain('/api/schema');
     await page.getByRole('tab', { name: 'Chat' }).click();
   });
 

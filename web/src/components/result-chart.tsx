@@ -40,7 +40,8 @@ function Line({ shape, label }: { shape: ChartShape; label: string }) {
   const n = shape.labels.length;
   const x = (i: number) => PAD.left + (n === 1 ? innerW / 2 : (i * innerW) / (n - 1));
   const y = (v: number) => PAD.top + innerH - ((v - lo) / (hi - lo || 1)) * innerH;
-  const every = Math.max(1, Math.ceil(n / 8));
+  // At most six labels: they must stay apart on a phone, where the text is larger.
+  const every = Math.max(1, Math.ceil(n / 6));
   return (
     <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} className="chart-svg">
       <title>{label}</title>

@@ -215,7 +215,8 @@ export function Workspace({ user, onLogout }: { user: UserInfo; onLogout(): void
           onClick={() => setTheme((t) => (t === 'dark' ? 'light' : 'dark'))}
           title="Switch between light and dark"
         >
-          {theme === 'dark' ? '☀ Light' : '☾ Dark'}
+          <span aria-hidden="true">{theme === 'dark' ? '☀' : '☾'}</span>
+          <span className="theme-word">{theme === 'dark' ? ' Light' : ' Dark'}</span>
         </button>
         {user.authenticated ? (
           <div className="user">

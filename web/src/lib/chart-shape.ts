@@ -61,10 +61,13 @@ export function chartShapeOf(result: QueryResult): ChartShape | null {
   if (kind === 'line' && temporal !== -1) {
     ordered = [...rows].sort((a, b) => cellText(a[x]).localeCompare(cellText(b[x])));
   }
+  let labels = ordered.map((r) => shortLabel(cellText(r[x])));
+  // Months as 2024-01-01, 2024-02-01, …: the day says nothing.
+  if (labels.every((l) => /^\d{4}-\d{2}-01$/.test(l))) labels = labels.map((l) => l.slice(0, 7));
   return {
     kind,
     xLabel: columns[x]!.name,
-    labels: ordered.map((r) => shortLabel(cellText(r[x]))),
+    labels,
     series: ys.map(({ c, i }) => ({
       name: c.name,
       values: ordered.map((r) => toNumber(r[i]) ?? 0),
