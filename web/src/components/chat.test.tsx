@@ -189,6 +189,40 @@ describe('Chat', () => {
     expect(api.requests).toHaveLength(2);
   });
 
+  it('stops a running answer with Esc', async () => {
+    let aborted = false;
+    installFakeApi({
+      'POST /api/chat': (request) => {
+        // An answer that starts and then waits until the client goes away.
+        const encoder = new TextEncoder();
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(encoder.encode('data: {"type":"start"}\n\n'));
+            controller.enqueue(encoder.encode('data: {"type":"text-start","id":"t"}\n\n'));
+            controller.enqueue(
+              encoder.encode('data: {"type":"text-delta","id":"t","delta":"Counting rows"}\n\n'),
+            );
+            request.signal?.addEventListener('abort', () => {
+              aborted = true;
+              controller.error(new DOMException('aborted', 'AbortError'));
+            });
+          },
+        });
+        return new Response(body, {
+          headers: { 'content-type': 'text/event-stream', 'x-vercel-ai-ui-message-stream': 'v1' },
+        });
+      },
+    });
+    const { prompt } = renderChat();
+    fireEvent.change(prompt, { target: { value: 'Count everything' } });
+    fireEvent.keyDown(prompt, { key: 'Enter' });
+    await screen.findByText('Counting rows');
+    expect(screen.getByRole('button', { name: 'Stop' })).toBeTruthy();
+    fireEvent.keyDown(window, { key: 'Escape' });
+    await screen.findByRole('button', { name: 'Send' });
+    expect(aborted).toBe(true);
+  });
+
   it('shows refusals before the stream and errors inside it in plain words', async () => {
     let turn = 0;
     installFakeApi({

@@ -8,6 +8,8 @@ export interface Recorded {
   path: string;
   headers: Headers;
   body: unknown;
+  /** The request's abort signal (useChat's stop). */
+  signal?: AbortSignal;
 }
 
 export type Handler = (request: Recorded) => Response | Promise<Response>;
@@ -38,6 +40,7 @@ export function installFakeApi(routes: Record<string, Handler>) {
       path: url.pathname + url.search,
       headers: new Headers(init.headers),
       body: text ? JSON.parse(text) : null,
+      ...(init.signal ? { signal: init.signal } : {}),
     };
     requests.push(recorded);
     const handler =
