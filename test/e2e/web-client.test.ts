@@ -103,10 +103,10 @@ describe.skipIf(!info)('web client in Chromium', () => {
     expect(answer?.headers()['content-security-policy']).toContain("script-src 'self'");
     await page.getByLabel('User name').fill('alice');
     await page.getByLabel('Password').fill('not the password');
+    await browser.screenshot('sign-in');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').filter({ hasText: 'do not match' }).waitFor();
     await page.getByLabel('Password').fill(PASSWORD);
-    await browser.screenshot('sign-in');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
     expect(await page.evaluate("localStorage.getItem('pgmcp.session')")).toMatch(/.{20,}/);

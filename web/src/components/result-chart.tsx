@@ -47,12 +47,12 @@ function Line({ shape, label }: { shape: ChartShape; label: string }) {
       <title>{label}</title>
       <YAxis ticks={ticks} y={y} />
       {shape.labels.map((text, i) =>
-        i % every === 0 || i === n - 1 ? (
+        i % every === 0 ? (
           <text
             key={i}
             x={x(i)}
             y={H - PAD.bottom + 18}
-            className="tick"
+            className={(i / every) % 2 === 1 ? 'tick alt' : 'tick'}
             // The outermost labels stay inside the drawing.
             textAnchor={n > 1 && i === 0 ? 'start' : n > 1 && i === n - 1 ? 'end' : 'middle'}
           >
