@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type Browser } from '../helpers/browser.js';
-import { realPostgres, type RealPostgres } from '../helpers/postgres.js';
+import { realPostgres, throwawayDatabase, type RealPostgres } from '../helpers/postgres.js';
 import {
   startFakeLlm,
   type FakeLlm,
@@ -48,6 +48,9 @@ function script(request: FakeRequest): FakeTurn {
 
 describe.skipIf(!info)('web client in Chromium', () => {
   const pg = info as RealPostgres;
+  // Users and conversations in a PostgreSQL state database: the embedded one then starts once
+  // (for the server), not also for `pgmcp user add`.
+  const state = info ? throwawayDatabase(info, 'pgmcp_web_state') : null;
   const root = mkdtempSync(join(tmpdir(), 'pgmcp-web-e2e-'));
   const dataDir = join(root, 'data');
   let llm: FakeLlm;
@@ -60,8 +63,9 @@ describe.skipIf(!info)('web client in Chromium', () => {
       OPENAI_API_KEY: 'test-key',
       OPENAI_BASE_URL: llm.baseUrl,
       PGMCP_LOG_LEVEL: 'warn',
+      PGMCP_STATE_URL: state!.url,
     });
-    const add = spawnPgmcp(['user', 'add', 'alice', '--data-dir', dataDir], { env, stdin: 'pipe' });
+    const add = spawnPgmcp(['user', 'add', 'alice'], { env, stdin: 'pipe' });
     add.process.stdin!.end(`${PASSWORD}\n`);
     expect((await add.exited).code, add.stderr()).toBe(0);
     const config = join(root, 'pgmcp.yaml');
