@@ -220,6 +220,8 @@ describe.skipIf(!info)('web client in Chromium', () => {
     await page.getByLabel('Your question').press('Enter');
     await page.getByText('I can answer questions about the demo observatory data.').waitFor();
     await expect.poll(() => list.getByRole('listitem').count()).toBe(2);
+    // The open conversation is marked in the list.
+    await list.locator('[aria-current="page"]', { hasText: 'Hello there' }).waitFor();
 
     const first = list.getByRole('listitem').filter({ hasText: 'observations' });
     await first.getByRole('button', { name: /^Rename/ }).click();

@@ -80,7 +80,8 @@ export function Chat({ chatId, initialMessages, settings, onConversation, onFini
       sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
       onFinish: ({ message }) => {
         const id = (message.metadata as Metadata | undefined)?.conversationId;
-        if (id && id !== conversationRef.current) {
+        // The stored conversation (the server may have named it): mark it as the open one.
+        if (id) {
           conversationRef.current = id;
           callbacks.current.onConversation(id);
         }
