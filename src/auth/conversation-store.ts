@@ -7,28 +7,32 @@
 // Messages are kept as given (the AI SDK's UI messages, or the seed's {role, content}) in jsonb;
 // the title and a preview are derived from the first user message when saved, so a list reads
 // neither the messages nor more than one index range.
-import { randomBytes } from 'node:crypto';
-import { messageText, roleOf, shortText } from '../core/chat-message.js';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
+import {
+  CONVERSATION_ID_PATTERN,
+  CONVERSATION_LIMITS,
+  checkId,
+  checkSetting,
+  checkTitle,
+  derived,
+  messagesJson,
+  newConversationId,
+  notFound,
+  pageOf,
+  requireOwner,
+  tooMany,
+  usageNumber,
+  type Owner,
+} from './conversation-input.js';
 import type { StateDb } from './state-db.js';
 
-/** Bounds on what one conversation may hold; the routes and the chat loop check against these. */
-export const CONVERSATION_LIMITS = Object.freeze({
-  maxMessages: 1000,
-  /** The messages' JSON text, in bytes. */
-  maxMessageBytes: 8 * 1024 * 1024,
-  maxTitleLength: 200,
-  maxSettingLength: 200,
-  maxListLimit: 200,
-  defaultListLimit: 50,
-  previewLength: 100,
-});
-
-/** Ids we make: `conv_` and 128 random bits. Ids clients choose must match ID_PATTERN. */
-// At most 100 characters: Fastify's router refuses longer path parameters (414) anyway.
-export const CONVERSATION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
-const DEFAULT_TITLE = 'New conversation';
+export {
+  CONVERSATION_ID_PATTERN,
+  CONVERSATION_LIMITS,
+  keepsConversations,
+  newConversationId,
+} from './conversation-input.js';
 
 export interface TokenUsage {
   readonly inputTokens: number;
@@ -114,135 +118,6 @@ export interface ConversationStore {
   ): Promise<ConversationRecord>;
 }
 
-interface Owner {
-  key: string;
-  username: string;
-}
-
-/** Whether `principal` can have stored conversations (anonymous callers cannot). */
-export function keepsConversations(principal: Principal): boolean {
-  return ownerOf(principal) !== null;
-}
-
-function ownerOf(principal: Principal): Owner | null {
-  if (principal.kind === 'anonymous' || !principal.userId) return null;
-  // A token is its id (a revoked token's name can be taken again by a new token); the others
-  // are their user id within their kind (and tenant), so an OAuth subject "alice" and the
-  // password user "alice" are different owners.
-  const who =
-    principal.kind === 'token' && principal.tokenId ? principal.tokenId : principal.userId;
-  const tenant = principal.tenantId ? `${principal.tenantId}/` : '';
-  return { key: `${principal.kind}:${tenant}${who}`, username: principal.userId };
-}
-
-function requireOwner(principal: Principal): Owner {
-  const owner = ownerOf(principal);
-  if (!owner) {
-    throw new AppError(
-      ErrorCodes.CONVERSATION_OWNER_REQUIRED,
-      'Conversations are kept per signed-in user: sign in or send a bearer token.',
-      { category: 'auth' },
-    );
-  }
-  return owner;
-}
-
-export function newConversationId(): string {
-  return `conv_${randomBytes(16).toString('base64url')}`;
-}
-
-const invalid = (message: string): AppError =>
-  new AppError(ErrorCodes.CONVERSATION_INVALID, message, { category: 'input' });
-
-const notFound = (): AppError =>
-  new AppError(ErrorCodes.CONVERSATION_NOT_FOUND, 'No such conversation.', {
-    category: 'not_found',
-  });
-
-function checkId(id: unknown): string {
-  if (typeof id !== 'string' || !CONVERSATION_ID_PATTERN.test(id)) {
-    throw invalid(
-      'A conversation id is 1 to 100 letters, digits, "_" or "-", starting with a letter or digit.',
-    );
-  }
-  return id;
-}
-
-/** The messages as JSON text, checked against the limits. */
-function messagesJson(messages: readonly unknown[] | undefined): { json: string; count: number } {
-  const list = messages ?? [];
-  if (!Array.isArray(list)) throw invalid('messages must be an array.');
-  if (list.length > CONVERSATION_LIMITS.maxMessages) {
-    throw invalid(
-      `A conversation holds at most ${CONVERSATION_LIMITS.maxMessages} messages (got ${list.length}); compact it first.`,
-    );
-  }
-  for (const message of list) {
-    if (roleOf(message) === '') throw invalid('Every message must be an object with a role.');
-  }
-  const json = JSON.stringify(list, storable);
-  const bytes = Buffer.byteLength(json, 'utf8');
-  if (bytes > CONVERSATION_LIMITS.maxMessageBytes) {
-    throw invalid(
-      `A conversation's messages may take at most ${CONVERSATION_LIMITS.maxMessageBytes} bytes (got ${bytes}); compact it first.`,
-    );
-  }
-  return { json, count: list.length };
-}
-
-// jsonb refuses \u0000 and unpaired surrogates; a message carrying them (pasted binary, a
-// string cut mid-character) is stored without them rather than refused.
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-const HAS_UNSTORABLE = new RegExp(UNSTORABLE.source);
-const clean = (text: string): string =>
-  text.replace(UNSTORABLE, (c) => (c === '\u0000' ? '' : '\uFFFD'));
-
-function storable(_key: string, value: unknown): unknown {
-  if (typeof value === 'string') return clean(value);
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    const keys = Object.keys(value);
-    if (keys.some((key) => HAS_UNSTORABLE.test(key))) {
-      return Object.fromEntries(
-        keys.map((key) => [clean(key), (value as Record<string, unknown>)[key]]),
-      );
-    }
-  }
-  return value;
-}
-
-function checkTitle(title: unknown): string {
-  const text = typeof title === 'string' ? clean(title).replace(/\s+/g, ' ').trim() : '';
-  if (text === '') throw invalid('A title must have at least one visible character.');
-  if (text.length > CONVERSATION_LIMITS.maxTitleLength) {
-    throw invalid(`A title is at most ${CONVERSATION_LIMITS.maxTitleLength} characters.`);
-  }
-  return text;
-}
-
-function checkSetting(name: string, value: string | null | undefined): string | null | undefined {
-  if (value === undefined || value === null) return value;
-  if (typeof value !== 'string' || value.length > CONVERSATION_LIMITS.maxSettingLength) {
-    throw invalid(
-      `${name} must be a string of at most ${CONVERSATION_LIMITS.maxSettingLength} characters.`,
-    );
-  }
-  return clean(value);
-}
-
-/** Title and preview from the first user message that has text. */
-function derived(messages: readonly unknown[]): { title: string; preview: string } {
-  for (const message of messages) {
-    if (roleOf(message) !== 'user') continue;
-    const text = clean(messageText(message)).trim();
-    if (text === '') continue;
-    return {
-      title: shortText(text, CONVERSATION_LIMITS.maxTitleLength),
-      preview: shortText(text, CONVERSATION_LIMITS.previewLength),
-    };
-  }
-  return { title: DEFAULT_TITLE, preview: '' };
-}
-
 interface Row {
   id: string;
   username: string;
@@ -280,22 +155,16 @@ function record(row: Row): ConversationRecord {
   };
 }
 
-function pageOf(page: { limit?: number; offset?: number } | undefined): [number, number] {
-  const limit = page?.limit ?? CONVERSATION_LIMITS.defaultListLimit;
-  const offset = page?.offset ?? 0;
-  if (!Number.isInteger(limit) || limit < 1 || limit > CONVERSATION_LIMITS.maxListLimit) {
-    throw invalid(`limit must be an integer from 1 to ${CONVERSATION_LIMITS.maxListLimit}.`);
-  }
-  if (!Number.isInteger(offset) || offset < 0 || offset > 1_000_000) {
-    throw invalid('offset must be an integer from 0 to 1000000.');
-  }
-  return [limit, offset];
+export interface ConversationStoreOptions {
+  /** Conversations one owner may keep (default CONVERSATION_LIMITS.maxConversations). */
+  maxConversations?: number;
 }
 
-const usageNumber = (value: number | undefined): number =>
-  typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value) : 0;
-
-export function createConversationStore(db: StateDb): ConversationStore {
+export function createConversationStore(
+  db: StateDb,
+  options: ConversationStoreOptions = {},
+): ConversationStore {
+  const maxConversations = options.maxConversations ?? CONVERSATION_LIMITS.maxConversations;
   const find = async (principal: Principal, id: string): Promise<ConversationRecord | null> => {
     const owner = requireOwner(principal);
     // An id no conversation can have is simply not found (and costs no query).
@@ -315,10 +184,13 @@ export function createConversationStore(db: StateDb): ConversationStore {
     const { json, count } = messagesJson(input.messages);
     const auto = derived(input.messages ?? []);
     const title = input.title === undefined ? auto.title : checkTitle(input.title);
+    // The owner's count is checked in the same statement, so parallel creates cannot overshoot
+    // by more than the ones in flight.
     const { rows } = await db.query<Row>(
       `INSERT INTO pgmcp.conversations
          (owner, id, username, title, title_set, preview, provider, model, connection, messages, message_count)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)
+       SELECT $1, $2, $3, $4, $5::boolean, $6, $7, $8, $9, $10::jsonb, $11::integer
+        WHERE (SELECT count(*) FROM pgmcp.conversations WHERE owner = $1) < $12::integer
        ON CONFLICT (owner, id) DO NOTHING
        RETURNING ${COLUMNS}`,
       [
@@ -333,9 +205,16 @@ export function createConversationStore(db: StateDb): ConversationStore {
         checkSetting('connection', input.connection) ?? null,
         json,
         count,
+        maxConversations,
       ],
     );
-    return rows[0] ? record(rows[0]) : null;
+    if (rows[0]) return record(rows[0]);
+    const { rows: existing } = await db.query(
+      'SELECT 1 FROM pgmcp.conversations WHERE owner = $1 AND id = $2',
+      [owner.key, id],
+    );
+    if (existing.length > 0) return null;
+    throw tooMany(maxConversations);
   };
 
   /** UPDATE of messages and settings; null when the owner has no such conversation. */

@@ -58,6 +58,7 @@ export {
   type ConversationInput,
   type ConversationRecord,
   type ConversationSettings,
+  type ConversationStoreOptions,
   type ConversationStore,
   type ConversationSummary,
   type TokenUsage,

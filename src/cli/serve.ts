@@ -132,8 +132,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       databases: app.directory,
       catalogOf: app.catalogOf,
       version: VERSION,
-      // The chat keeps each exchange in the signed-in caller's conversation.
-      llm: { ...llmDeps(config, app, logger), store: auth.conversations },
+      llm: llmDeps(config, app, logger, process.env, auth),
     },
     health: () => app.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },

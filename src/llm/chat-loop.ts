@@ -7,6 +7,7 @@
 import {
   convertToModelMessages,
   createUIMessageStream,
+  modelMessageSchema,
   stepCountIs,
   streamText,
   validateUIMessages,
@@ -173,7 +174,17 @@ export async function startChat(
   const budget = Math.floor(provider.contextTokens * llm.compactAt);
   if (deps.compact && estimateTokens(modelMessages) > budget) {
     try {
-      modelMessages = await deps.compact({ messages: modelMessages, maxTokens: budget });
+      const compacted = await deps.compact({
+        messages: modelMessages,
+        maxTokens: budget,
+        providerType: provider.type,
+      });
+      // Only a history the providers accept replaces the original.
+      if (compacted.every((m) => modelMessageSchema.safeParse(m).success)) {
+        modelMessages = compacted;
+      } else {
+        throw new Error('the compacted history holds messages that are not model messages');
+      }
     } catch (error) {
       deps.logger.warn(
         { err: { message: error instanceof Error ? error.message : String(error) } },
@@ -211,6 +222,12 @@ export async function startChat(
         abortSignal: signal,
         timeout: { stepMs: llm.timeoutMs },
         experimental_toolApprovalSecret: deps.approvalSecret,
+        // The client gets the error chunk; the log gets the same cleaned words, not the console.
+        onError: ({ error }) =>
+          deps.logger.warn(
+            { provider: provider.name, model: modelId, error: plain(error) },
+            'chat failed',
+          ),
       });
       for await (const chunk of result.toUIMessageStream({
         sendFinish: false,

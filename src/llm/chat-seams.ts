@@ -2,6 +2,7 @@
 // loop depends on shapes, not on their layers: auth/conversation-store.ts satisfies the store,
 // the compaction of POST /api/chat/compact the compactor. Both are optional.
 import type { ModelMessage } from 'ai';
+import type { LlmProviderType } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
 
 export interface ChatTokenUsage {
@@ -38,4 +39,6 @@ export type ChatCompactor = (request: {
   messages: ModelMessage[];
   /** The budget the compacted history should fit. */
   maxTokens: number;
+  /** Whose tokenizer to count with. */
+  providerType: LlmProviderType;
 }) => Promise<ModelMessage[]>;

@@ -193,17 +193,16 @@ function providerFrom(
   };
 }
 
-/** Providers for the conventional variables whose type no configured provider has. */
+/** Providers for the conventional variables that are set, named after their type, unless configured. */
 function fromEnvironment(
   llm: LlmConfig,
   env: NodeJS.ProcessEnv,
 ): Record<string, LlmProviderConfig> {
   if (!llm.fromEnv) return {};
-  const configured = new Set(Object.values(llm.providers).map((p) => p.type));
   const names = new Set(Object.keys(llm.providers));
   const found: Record<string, LlmProviderConfig> = {};
   const add = (type: LlmProviderType, present: boolean): void => {
-    if (!present || configured.has(type) || names.has(type)) return;
+    if (!present || names.has(type)) return;
     found[type] = {
       type,
       model: null,

@@ -106,7 +106,8 @@ export function createProxy(providers: LlmProviders, llm: LlmConfig): Proxy {
         abortSignal: AbortSignal.any([signal, AbortSignal.timeout(llm.timeoutMs)]),
       };
       if (request.stream === true) {
-        const result = streamText(settings);
+        // Errors reach the client as the stream's error chunk; nothing goes to the console.
+        const result = streamText({ ...settings, onError: () => undefined });
         return result.toUIMessageStreamResponse({
           onError: (error) => providerFailure(error, provider.name, secrets).message,
           messageMetadata: ({ part }) =>

@@ -78,7 +78,7 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       auth,
       databases: app.directory,
       version: 'test',
-      llm: llmDeps(config, app, logger, options.env ?? {}),
+      llm: llmDeps(config, app, logger, options.env ?? {}, auth),
     },
     health: () => app.health(),
   });

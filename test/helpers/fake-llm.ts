@@ -60,7 +60,7 @@ export interface FakeLlmOptions {
 
 export interface FakeLlm {
   baseUrl: string;
-  /** Every model request, in order (model listings are not recorded). */
+  /** Every model request, in order, refused ones too (model listings are not recorded). */
   requests: FakeRequest[];
   close(): Promise<void>;
 }
@@ -103,10 +103,11 @@ export async function startFakeLlm(options: FakeLlmOptions): Promise<FakeLlm> {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
     const path = url.pathname;
-    if (options.apiKey !== undefined && !hasKey(flavor, req, url, options.apiKey)) {
-      return sendJson(res, 401, errorBody(flavor, 'invalid api key'));
+    const refused = options.apiKey !== undefined && !hasKey(flavor, req, url, options.apiKey);
+    if (req.method === 'GET') {
+      if (refused) return sendJson(res, 401, errorBody(flavor, 'invalid api key'));
+      return listModels(res, path, models, flavor);
     }
-    if (req.method === 'GET') return listModels(res, path, models, flavor);
     const raw = await readBody(req);
     const body = (raw === '' ? {} : JSON.parse(raw)) as Record<string, unknown>;
     const api = apiOf(flavor, path);
@@ -116,6 +117,8 @@ export async function startFakeLlm(options: FakeLlmOptions): Promise<FakeLlm> {
     res.on('close', () => {
       if (!res.writableFinished) request.aborted = true;
     });
+    // Recorded, then refused: tests can see what key was sent.
+    if (refused) return sendJson(res, 401, errorBody(flavor, 'invalid api key'));
     const turn = nextTurn(request);
     if (!turn) return sendJson(res, 500, errorBody(flavor, 'the fake LLM script is exhausted'));
     if (turn.wait) await turn.wait;
@@ -284,7 +287,18 @@ function describe(
         const parts = list(content['parts']);
         for (const part of parts) {
           const response = part['functionResponse'] as Json | undefined;
-          if (response) results.push(JSON.stringify(response['response']));
+          if (response) {
+            // The AI SDK sends {name, content}; the content is the tool's text when it is text.
+            const inner = response['response'] as Json | undefined;
+            const content = inner?.['content'];
+            results.push(
+              typeof content === 'string'
+                ? content
+                : Array.isArray(content)
+                  ? textOf(content)
+                  : JSON.stringify(inner),
+            );
+          }
         }
         const texts = parts.filter((p) => typeof p['text'] === 'string');
         if (content['role'] === 'user' && texts.length > 0) {

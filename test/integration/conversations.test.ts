@@ -13,6 +13,7 @@ import { registerApiRoutes } from '../../src/api/index.js';
 import {
   CONVERSATION_LIMITS,
   createAuth,
+  createConversationStore,
   openStateDatabase,
   type Authenticator,
   type StateDb,
@@ -438,6 +439,22 @@ function scenarios(open: () => Promise<StateDb>): void {
     expect(odd.messages).toEqual([{ role: 'user', content: 'ab\ufffdc', k: 1 }]);
     await store.removeAll(alicePrincipal);
     await store.removeAll(bobPrincipal);
+  });
+
+  it('caps the conversations one owner may keep', async () => {
+    const store = createConversationStore(db, { maxConversations: 2 });
+    const owner = (await auth.sessions.login('bob', 'bob-password-1', null)).principal;
+    await store.removeAll(owner);
+    await store.create(owner, {});
+    await store.getOrCreate(owner, 'second', {});
+    expect(await codeOf(store.create(owner, {}))).toBe(ErrorCodes.CONVERSATION_INVALID);
+    const error = await store.getOrCreate(owner, 'third', {}).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/2 conversations.*delete some/);
+    // An existing one is still found, and another owner is not affected.
+    expect((await store.getOrCreate(owner, 'second', {})).created).toBe(false);
+    expect((await store.getOrCreate(alicePrincipal, 'third', {})).created).toBe(true);
+    expect(await store.removeAll(owner)).toBe(2);
+    await store.remove(alicePrincipal, 'third');
   });
 
   it('POST /api/chat/compact answers the seed shape, and 400 for a bad request', async () => {

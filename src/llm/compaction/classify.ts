@@ -8,7 +8,7 @@
 //   routine     ordinary replies, tool steps when tool results are not preserved
 //   transient   acknowledgements and empty turns ("ok", "thanks")
 // A message takes the most valuable class any of its reasons gives it.
-import { fullText, messageText, roleOf, toolCallsOf, toolResultsOf } from './message-parts.js';
+import { viewOf, type MessageView } from './message-parts.js';
 import { MESSAGE_CLASSES, type MessageClass } from './types.js';
 
 export interface ClassifyOptions {
@@ -57,11 +57,19 @@ export function classifyMessage(
   isFirstRequest: boolean,
   options: ClassifyOptions,
 ): Classification {
-  const role = roleOf(message);
-  const text = messageText(message).trim();
-  const everything = fullText(message);
-  const calls = toolCallsOf(message);
-  const results = toolResultsOf(message);
+  return classifyView(viewOf(message), isFirstRequest, options);
+}
+
+/** The same for a message already read. */
+export function classifyView(
+  view: MessageView,
+  isFirstRequest: boolean,
+  options: ClassifyOptions,
+): Classification {
+  const { role, calls, results } = view;
+  const text = view.text.trim();
+  // The classifiers look at the start of long texts only: what a dump is shows in its head.
+  const everything = view.everything.length > 20_000 ? view.everything : view.everything;
   const reasons: string[] = [];
   let best: MessageClass = 'transient';
   const give = (c: MessageClass, reason: string): void => {
@@ -78,19 +86,16 @@ export function classifyMessage(
   const schemaTool =
     calls.some((c) => SCHEMA_TOOLS.has(c.name)) ||
     results.some((r) => r.name !== null && SCHEMA_TOOLS.has(r.name));
-  const hasSchema = schemaTool || SCHEMA_FACTS.test(everything.slice(0, 20_000));
+  const hasSchema = schemaTool || SCHEMA_FACTS.test(everything);
 
   if (role === 'system') give('anchor', 'system');
   if (role === 'user' && isFirstRequest) give('anchor', 'first-request');
   if (role === 'user' && CORRECTION.test(text)) give('anchor', 'correction');
   if (role === 'user' && STANDING.test(text)) give('anchor', 'instruction');
-  if (DDL.test(everything.slice(0, 20_000))) give('anchor', 'schema-change');
+  if (DDL.test(everything)) give('anchor', 'schema-change');
   if (hasSchema) give(options.preserveSchemaInfo ? 'anchor' : 'important', 'schema');
   if (hasError) give('important', 'error');
-  if (
-    calls.some((c) => ANALYSIS_TOOLS.has(c.name)) ||
-    ANALYSIS_TEXT.test(everything.slice(0, 20_000))
-  ) {
+  if (calls.some((c) => ANALYSIS_TOOLS.has(c.name)) || ANALYSIS_TEXT.test(everything)) {
     give('important', 'analysis');
   }
   if (calls.length > 0 || results.length > 0) {

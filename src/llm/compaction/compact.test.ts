@@ -185,6 +185,27 @@ describe('compactMessages', () => {
     expect(dump).toContain('person2999@example.com');
   });
 
+  it('keeps min_important_messages important units even when the window fills the budget', () => {
+    const messages = [
+      user('Start'),
+      call('m1', 'query_database', { query: 'SELECT * FROM orderz' }),
+      result('m1', 'query_database', 'relation "orderz" does not exist', true),
+      ...chatter(10),
+    ];
+    const base: CompactRequest = {
+      messages,
+      max_tokens: 600,
+      recent_window: 20,
+      keep_anchors: false,
+    };
+    const withOne = compactMessages({ ...base, options: { min_important_messages: 1 } });
+    const withNone = compactMessages({ ...base, options: { min_important_messages: 0 } });
+    expectBudget(withOne, base);
+    expectPairsIntact(withOne);
+    expect(has(withOne, 'relation "orderz" does not exist')).toBe(true);
+    expect(has(withNone, 'relation "orderz" does not exist')).toBe(false);
+  });
+
   it('never splits a tool call from its result at the window edge', () => {
     const messages = [
       user('How many users?'),

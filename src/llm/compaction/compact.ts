@@ -6,30 +6,27 @@
 //   2. Classify each message (classify.ts); a unit takes its best member's class.
 //   3. If the whole history fits, return it unchanged.
 //   4. Otherwise take units in order of priority while they fit: the last message (the current
-//      turn), anchors (when keep_anchors), the recent window, the most recent
-//      min_important_messages important units, the other important, contextual and routine
-//      units, newest first within each. Transient units outside the recent window never stay.
+//      turn), anchors (when keep_anchors), the most recent min_important_messages important
+//      units, the recent window, the other important units, then whole turns (contextual before
+//      routine), newest first within each. Transient units outside the recent window never stay.
 //      Long tool results outside the recent window, and any unit that does not fit whole, are
 //      shortened (shrink.ts) rather than dropped.
 //   5. Each run of dropped messages becomes one summary message in its place (when
 //      enable_summarization); if the summaries push the total over the budget, the least
 //      valuable kept unit goes too, until it fits.
-import { AppError, ErrorCodes } from '../../core/errors.js';
 import { cacheKey, round, type CompactionAnalytics, type CompactionCache } from './cache.js';
-import { classifyMessage, type Classification } from './classify.js';
-import { messageText, roleOf, toolCallsOf, toolResultsOf } from './message-parts.js';
+import { classifyView, type Classification } from './classify.js';
+import { roleOf, viewOf, type MessageView } from './message-parts.js';
+import { settingsOf, type Settings } from './settings.js';
 import { shrinkMessage } from './shrink.js';
 import { summarize, summaryFeatures, type SummaryFeatures } from './summarize.js';
-import { countTextTokens, messageTokens } from './tokens.js';
+import { countTextTokens, messageTokens, viewTokens } from './tokens.js';
 import {
-  COMPACTION_DEFAULTS,
   MESSAGE_CLASSES,
-  TOKEN_COUNTER_TYPES,
   type ChatMessage,
   type CompactRequest,
   type CompactResponse,
   type MessageClass,
-  type TokenCounterType,
 } from './types.js';
 
 export interface CompactOptions {
@@ -41,98 +38,10 @@ export interface CompactOptions {
   scope?: string;
 }
 
-export const COMPACTION_LIMITS = Object.freeze({
-  maxMessages: 10_000,
-  maxTokens: 10_000_000,
-  maxWindow: 10_000,
-});
-
 /** Tool results outside the recent window longer than this many tokens are shortened. */
 const LONG_RESULT_TOKENS = 1_000;
 /** What a shortened string keeps, in characters. */
 const SHRINK_CHARS = 2_000;
-
-interface Settings {
-  maxTokens: number;
-  recentWindow: number;
-  keepAnchors: boolean;
-  preserveToolResults: boolean;
-  preserveSchemaInfo: boolean;
-  summarization: boolean;
-  minImportant: number;
-  counter: TokenCounterType;
-  enhanced: boolean;
-  caching: boolean;
-  analytics: boolean;
-}
-
-const invalid = (message: string): AppError =>
-  new AppError(ErrorCodes.COMPACTION_INVALID, message, { category: 'input' });
-
-function integer(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw invalid(`${name} must be an integer from ${min} to ${max}.`);
-  }
-  return value;
-}
-
-function flag(name: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw invalid(`${name} must be true or false.`);
-  return value;
-}
-
-function settingsOf(request: CompactRequest): Settings {
-  if (typeof request !== 'object' || request === null) throw invalid('The body must be an object.');
-  const { messages } = request;
-  if (!Array.isArray(messages)) throw invalid('messages must be an array of chat messages.');
-  if (messages.length > COMPACTION_LIMITS.maxMessages) {
-    throw invalid(`messages holds at most ${COMPACTION_LIMITS.maxMessages} messages.`);
-  }
-  messages.forEach((message, i) => {
-    if (roleOf(message) === '') throw invalid(`messages[${i}] must be an object with a role.`);
-  });
-  const options = request.options ?? {};
-  if (typeof options !== 'object' || options === null) throw invalid('options must be an object.');
-  const counter = options.token_counter_type ?? COMPACTION_DEFAULTS.tokenCounterType;
-  if (!TOKEN_COUNTER_TYPES.includes(counter)) {
-    throw invalid(`options.token_counter_type must be one of ${TOKEN_COUNTER_TYPES.join(', ')}.`);
-  }
-  const d = COMPACTION_DEFAULTS;
-  const { maxTokens, maxWindow } = COMPACTION_LIMITS;
-  return {
-    maxTokens: integer('max_tokens', request.max_tokens, d.maxTokens, 1, maxTokens),
-    recentWindow: integer('recent_window', request.recent_window, d.recentWindow, 0, maxWindow),
-    keepAnchors: flag('keep_anchors', request.keep_anchors, d.keepAnchors),
-    preserveToolResults: flag(
-      'options.preserve_tool_results',
-      options.preserve_tool_results,
-      d.preserveToolResults,
-    ),
-    preserveSchemaInfo: flag(
-      'options.preserve_schema_info',
-      options.preserve_schema_info,
-      d.preserveSchemaInfo,
-    ),
-    summarization: flag(
-      'options.enable_summarization',
-      options.enable_summarization,
-      d.enableSummarization,
-    ),
-    minImportant: integer(
-      'options.min_important_messages',
-      options.min_important_messages,
-      d.minImportantMessages,
-      0,
-      maxWindow,
-    ),
-    counter,
-    enhanced: flag('options.enable_llm_summarization', options.enable_llm_summarization, false),
-    caching: flag('options.enable_caching', options.enable_caching, false),
-    analytics: flag('options.enable_analytics', options.enable_analytics, false),
-  };
-}
 
 interface Unit {
   members: number[];
@@ -141,13 +50,12 @@ interface Unit {
 }
 
 /** Message indices grouped so that each tool call sits in one unit with its results. */
-function groupUnits(messages: readonly ChatMessage[]): number[][] {
+function groupUnits(views: readonly MessageView[]): number[][] {
   const units: number[][] = [];
   const openCall = new Map<string, number[]>();
   let lastWithCalls: number[] | null = null;
-  messages.forEach((message, index) => {
-    const results = toolResultsOf(message);
-    const calls = toolCallsOf(message);
+  views.forEach((view, index) => {
+    const { results, calls } = view;
     // Results in a message of their own (model messages, OpenAI's tool role) join their call.
     const answered = new Set<string>(results.map((r) => r.id).filter((id) => id !== null));
     const ownCalls = new Set(calls.map((c) => c.id).filter((id) => id !== null));
@@ -155,7 +63,7 @@ function groupUnits(messages: readonly ChatMessage[]): number[][] {
     for (const result of results) {
       if (result.id !== null && !ownCalls.has(result.id)) home ??= openCall.get(result.id) ?? null;
     }
-    if (!home && roleOf(message) === 'tool' && results.every((r) => r.id === null)) {
+    if (!home && view.role === 'tool' && results.every((r) => r.id === null)) {
       home = lastWithCalls; // results without ids follow the calls they answer
     }
     const unit = home ?? [];
@@ -169,7 +77,12 @@ function groupUnits(messages: readonly ChatMessage[]): number[][] {
   return units;
 }
 
-const NO_SUMMARY = Object.freeze({ topics: [], tables: [], tools: [], description: '' });
+const noSummary = (): CompactResponse['summary'] => ({
+  topics: [],
+  tables: [],
+  tools: [],
+  description: '',
+});
 
 /** Units grouped into turns: each starts at a unit that opens with a person's message. */
 function turnsOf(units: readonly Unit[], messages: readonly ChatMessage[]): Unit[][] {
@@ -235,11 +148,10 @@ function compute(
   settings: Settings,
 ): { result: CompactResponse; classes: Classification[] } {
   const n = messages.length;
-  const firstRequest = messages.findIndex(
-    (m) => roleOf(m) === 'user' && messageText(m).trim() !== '',
-  );
-  const classes = messages.map((m, i) => classifyMessage(m, i === firstRequest, settings));
-  const tokens = messages.map((m) => messageTokens(m, settings.counter));
+  const views = messages.map(viewOf);
+  const firstRequest = views.findIndex((v) => v.role === 'user' && v.text.trim() !== '');
+  const classes = views.map((v, i) => classifyView(v, i === firstRequest, settings));
+  const tokens = views.map((v) => viewTokens(v, settings.counter));
   const original = tokens.reduce((a, b) => a + b, 0);
   const anchors = (kept: Iterable<number>): number =>
     [...kept].filter((i) => classes[i]!.class === 'anchor').length;
@@ -250,7 +162,7 @@ function compute(
       classes,
       result: {
         messages: [...messages],
-        summary: { ...NO_SUMMARY },
+        summary: noSummary(),
         token_estimate: original,
         compaction_info: info(n, n, 0, anchors(all), original, original),
       },
@@ -258,7 +170,7 @@ function compute(
   }
 
   const windowStart = n - settings.recentWindow;
-  const units: Unit[] = groupUnits(messages).map((members) => ({
+  const units: Unit[] = groupUnits(views).map((members) => ({
     members,
     class: members.reduce<MessageClass>(
       (best, i) => (rank(classes[i]!.class) < rank(best) ? classes[i]!.class : best),
@@ -283,9 +195,11 @@ function compute(
     }
   };
   if (settings.keepAnchors) each(units.filter((u) => u.class === 'anchor'));
-  each(newestFirst.filter((u) => u.recent));
+  // The most recent important units come before the window: however wide the window, that
+  // many errors and results survive.
   const important = newestFirst.filter((u) => u.class === 'important');
   each(important.slice(0, settings.minImportant));
+  each(newestFirst.filter((u) => u.recent));
   each(important);
   const turns = turnsOf(units, messages).reverse();
   for (const wanted of ['contextual', 'routine'] as const) {
@@ -309,7 +223,7 @@ function compute(
   for (const unit of units) {
     if (unit.recent) continue;
     for (const i of unit.members) {
-      if (tokens[i]! > LONG_RESULT_TOKENS && toolResultsOf(messages[i]).length > 0) shorten(i);
+      if (tokens[i]! > LONG_RESULT_TOKENS && views[i]!.results.length > 0) shorten(i);
     }
   }
   const unitCost = (unit: Unit): number => unit.members.reduce((sum, i) => sum + cost[i]!, 0);
@@ -329,7 +243,7 @@ function compute(
   }
 
   const features: (SummaryFeatures | undefined)[] = new Array<SummaryFeatures | undefined>(n);
-  const featuresOf = (i: number): SummaryFeatures => (features[i] ??= summaryFeatures(messages[i]));
+  const featuresOf = (i: number): SummaryFeatures => (features[i] ??= summaryFeatures(views[i]!));
 
   // Step 5: summaries in place of dropped runs; drop the least valuable kept unit while over.
   for (;;) {
@@ -368,7 +282,7 @@ function compute(
       result: {
         messages: out,
         summary:
-          dropped.length > 0 ? summarize(dropped.map(featuresOf), settings.enhanced) : NO_SUMMARY,
+          dropped.length > 0 ? summarize(dropped.map(featuresOf), settings.enhanced) : noSummary(),
         token_estimate: outTokens,
         compaction_info: info(n, out.length, dropped.length, anchors(kept), original, outTokens),
       },

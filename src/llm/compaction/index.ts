@@ -1,6 +1,7 @@
 // Chat history compaction (POST /api/chat/compact, and the chat loop when a conversation nears
 // the model's context). Pure logic: no database, no network. See docs/chat.md#compaction.
-export { compactMessages, COMPACTION_LIMITS, type CompactOptions } from './compact.js';
+export { compactMessages, type CompactOptions } from './compact.js';
+export { COMPACTION_LIMITS } from './settings.js';
 export { estimateTokens, countTextTokens, messageTokens } from './tokens.js';
 export { classifyMessage, type Classification, type ClassifyOptions } from './classify.js';
 export {

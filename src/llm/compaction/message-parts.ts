@@ -128,17 +128,35 @@ export function outputText(output: unknown): string {
   return JSON.stringify(output);
 }
 
-/** Everything a model would read in the message, for counting and for the classifiers. */
-export function fullText(message: unknown): string {
-  const pieces = [messageText(message)];
-  for (const call of toolCallsOf(message)) {
-    pieces.push(
-      `${call.name} ${typeof call.input === 'string' ? call.input : JSON.stringify(call.input ?? {})}`,
-    );
+/** A message read once: what the classifiers, the counters and the summaries look at. */
+export interface MessageView {
+  role: string;
+  /** What the person or the model wrote (string content, text parts). */
+  text: string;
+  calls: ToolCall[];
+  results: ToolResult[];
+  /** Everything a model would read: text, tool calls with arguments, results, reasoning. */
+  everything: string;
+}
+
+export function viewOf(message: unknown): MessageView {
+  const text = messageText(message);
+  const calls = toolCallsOf(message);
+  const results = toolResultsOf(message);
+  const pieces = [text];
+  for (const call of calls) {
+    const input = typeof call.input === 'string' ? call.input : JSON.stringify(call.input ?? {});
+    pieces.push(`${call.name} ${input}`);
   }
-  for (const result of toolResultsOf(message)) pieces.push(result.text);
+  for (const result of results) pieces.push(result.text);
   for (const part of partsOf(message)) {
     if (part['type'] === 'reasoning' && typeof part['text'] === 'string') pieces.push(part['text']);
   }
-  return pieces.filter((piece) => piece !== '').join('\n');
+  const everything = pieces.filter((piece) => piece !== '').join('\n');
+  return { role: roleOf(message), text, calls, results, everything };
+}
+
+/** Everything a model would read in the message, for counting and for the classifiers. */
+export function fullText(message: unknown): string {
+  return viewOf(message).everything;
 }

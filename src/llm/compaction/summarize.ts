@@ -2,7 +2,7 @@
 // the topics, the tables it named, the tools it used and how many messages it held. The
 // enhanced form (enable_llm_summarization) adds the actions taken, the errors met and the
 // person's requests; it is extracted from the messages, no model is called.
-import { fullText, messageText, roleOf, toolCallsOf, toolResultsOf } from './message-parts.js';
+import type { MessageView } from './message-parts.js';
 import { shortText } from '../../core/chat-message.js';
 import type { CompactSummary } from './types.js';
 
@@ -76,23 +76,23 @@ export interface SummaryFeatures {
   request: string | null;
 }
 
-export function summaryFeatures(message: unknown): SummaryFeatures {
-  const text = fullText(message).slice(0, 50_000);
+export function summaryFeatures(view: MessageView): SummaryFeatures {
+  const text = view.everything.slice(0, 50_000);
   const topics = TOPICS.filter(([, pattern]) => pattern.test(text)).map(([topic]) => topic);
   const tables = new Set<string>();
   const tools: string[] = [];
   let queries = 0;
-  const calls = toolCallsOf(message);
+  const calls = view.calls;
   for (const call of calls) {
     tools.push(call.name);
     tablesFromInput(call.input, tables);
     if (call.name === 'query_database') queries++;
   }
-  if (calls.length === 0) tablesIn(messageText(message).slice(0, 50_000), tables, false);
-  const errors = toolResultsOf(message)
+  if (calls.length === 0) tablesIn(view.text.slice(0, 50_000), tables, false);
+  const errors = view.results
     .filter((result) => result.isError)
     .map((result) => shortText(result.text, 120));
-  const asked = roleOf(message) === 'user' ? messageText(message).trim() : '';
+  const asked = view.role === 'user' ? view.text.trim() : '';
   return {
     topics,
     tables: [...tables],

@@ -7,7 +7,7 @@
 //   ollama     1 per 3.8 characters (Llama-family sentencepiece vocabularies)
 // Every estimate adds a few tokens per message for the role and separators, as chat formats do.
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { fullText } from './message-parts.js';
+import { viewOf, type MessageView } from './message-parts.js';
 import type { TokenCounterType } from './types.js';
 
 const CHARS_PER_TOKEN: Record<Exclude<TokenCounterType, 'openai'>, number> = {
@@ -40,7 +40,12 @@ export function countTextTokens(text: string, counter: TokenCounterType): number
 
 /** Tokens of one message as a model would read it: its text, tool calls and results. */
 export function messageTokens(message: unknown, counter: TokenCounterType): number {
-  return countTextTokens(fullText(message), counter) + PER_MESSAGE[counter];
+  return viewTokens(viewOf(message), counter);
+}
+
+/** The same for a message already read. */
+export function viewTokens(view: MessageView, counter: TokenCounterType): number {
+  return countTextTokens(view.everything, counter) + PER_MESSAGE[counter];
 }
 
 /**
