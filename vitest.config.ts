@@ -2,11 +2,19 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,
+    projects: [
+      // The server's suites: unit tests beside the code, integration and e2e under test/.
+      {
+        extends: true,
+        test: { name: 'server', include: ['src/**/*.test.ts', 'test/**/*.test.ts'] },
+      },
+      // The web client's component tests (jsdom), configured in its workspace.
+      'web/vitest.config.ts',
+    ],
   },
 });

@@ -2,6 +2,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/index.js';
+import type { Catalog } from '../catalog/index.js';
 import type { DatabaseDirectory } from '../tools/databases.js';
 import type { Registry } from '../tools/registry.js';
 import type { ApiLlmDeps } from './llm-routes.js';
@@ -13,6 +14,8 @@ export interface ApiDeps {
   version?: string;
   /** The configured databases (GET /api/databases); absent: no database routes. */
   databases?: DatabaseDirectory;
+  /** Each configured database's catalog (GET /api/schema); absent: no schema route. */
+  catalogOf?: (database: string) => Catalog | undefined;
   /** The LLM providers and the chat loop (/api/llm/*, /api/chat); absent: no such routes. */
   llm?: ApiLlmDeps;
   /** The tools, resources and prompts (GET /api/tools …); absent: no such routes. */

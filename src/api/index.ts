@@ -11,6 +11,7 @@ import { registerDatabaseRoutes } from './database-routes.js';
 import { registerLlmRoutes } from './llm-routes.js';
 import type { ApiDeps } from './deps.js';
 import { createErrorHandler } from './errors.js';
+import { registerSchemaRoutes } from './schema-routes.js';
 import { registerSessionRoutes } from './session-routes.js';
 import { useStrictJson } from './validation.js';
 import './fastify-types.js';
@@ -54,6 +55,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
       registerAdminRoutes(scope, deps);
       if (deps.databases) registerDatabaseRoutes(scope, deps.databases);
       if (deps.registry) registerCatalogRoutes(scope, deps.registry);
+      if (deps.databases && deps.catalogOf) {
+        registerSchemaRoutes(scope, deps.databases, deps.catalogOf);
+      }
       if (deps.llm) registerLlmRoutes(scope, deps.llm, deps.logger);
       registerConversationRoutes(scope, deps.auth.conversations);
       registerCompactRoute(scope);

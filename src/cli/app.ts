@@ -42,6 +42,8 @@ export interface App {
   /** Every configured database, who may use which, and each caller's selection. */
   directory: DatabaseDirectory;
   registry: Registry;
+  /** A configured database's cached catalog (the web client's schema browser reads it). */
+  catalogOf(database: string): Catalog | undefined;
   dispatcher: Dispatcher;
   /** Aborted when the app shuts down (ends long-lived streams gracefully). */
   shutdown: AbortController;
@@ -279,6 +281,7 @@ export async function createApp(
     embeddedDb: opened.find(({ db: d }) => d.kind === 'embedded')?.db ?? null,
     directory,
     registry,
+    catalogOf: (name) => catalogs.get(name),
     dispatcher,
     shutdown,
     onExchange(listener) {

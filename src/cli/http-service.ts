@@ -7,6 +7,7 @@ import type { Config } from '../config/index.js';
 import { isLoopbackAddress } from '../http/origin.js';
 import { createHttpServer, type HttpServer } from '../http/server.js';
 import type { TlsMaterial } from '../http/tls.js';
+import { defaultWebRoot } from '../http/web-client.js';
 import { registerAuthenticateUser } from '../tools/builtin/index.js';
 import type { App } from './app.js';
 import { llmDeps } from './llm.js';
@@ -54,11 +55,13 @@ export async function openHttpService(
       auth,
       databases: app.directory,
       registry: app.registry,
+      catalogOf: app.catalogOf,
       version: VERSION,
       llm: llmDeps(config, app, logger, process.env, auth),
     },
     health: () => app.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
+    web: { root: defaultWebRoot() },
   });
   return {
     http,

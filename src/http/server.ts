@@ -12,6 +12,7 @@ import { createOriginPolicy } from './origin.js';
 import { sendJson, sendRpcError } from './replies.js';
 import { createSessionStore, type SessionStore } from './sessions.js';
 import { httpsOptions } from './tls.js';
+import { registerWebClient } from './web-client.js';
 
 export interface HttpOptions {
   host: string;
@@ -43,6 +44,8 @@ export interface HttpServerDeps {
   health(): Promise<HealthReport>;
   /** TLS, CORS, /api security headers, rate limits (edge.ts); all off when absent. */
   edge?: EdgeOptions;
+  /** The web client at / (web-client.ts): the directory of its build; absent: no web client. */
+  web?: { root: string };
 }
 
 export interface HttpServer {
@@ -156,6 +159,8 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
       ...(report.databases ? { databases: report.databases } : {}),
     });
   });
+
+  if (deps.web) registerWebClient(app, { root: deps.web.root, reservedPaths: paths, logger });
 
   return {
     app,
