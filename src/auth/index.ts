@@ -67,6 +67,7 @@ export {
   DEFAULT_SCRYPT,
   bearerFromHeader,
   bearerKind,
+  MAX_BEARER_LENGTH,
   hashBearer,
   hashPassword,
   verifyPassword,

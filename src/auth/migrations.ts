@@ -1,6 +1,11 @@
-// The state schema, versioned. Each migration runs once, in order, inside one transaction that
-// holds an advisory lock, so several pgmcp instances starting together apply it exactly once;
-// once the schema is current, opening costs one read and takes no lock.
+// The state schema, versioned. Each migration runs once, in version order, inside one transaction
+// that holds an advisory lock, so several pgmcp instances starting together apply it exactly
+// once; once the schema is current, opening costs one read and takes no lock.
+//
+// A migration is pending when its version is not recorded, not merely when it is above the
+// highest recorded one: branches add versions side by side (2 on one, 3 on another), and a
+// state database that met 3 first still gets 2 when both land. Each migration must therefore
+// stand on version 1 alone and never depend on a neighbour it was written beside.
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { StateDb } from './state-db.js';
 
@@ -97,18 +102,23 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+export const LATEST_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
-/** The version recorded in the state database; 0 when the pgmcp schema is not there yet. */
-export async function stateVersion(db: Pick<StateDb, 'query'>): Promise<number> {
+/** The versions recorded in the state database; empty when the pgmcp schema is not there yet. */
+export async function appliedVersions(db: Pick<StateDb, 'query'>): Promise<Set<number>> {
   const { rows } = await db.query<{ present: boolean }>(
     "SELECT to_regclass('pgmcp.schema_version') IS NOT NULL AS present",
   );
-  if (!rows[0]?.present) return 0;
-  const version = await db.query<{ v: number | null }>(
-    'SELECT max(version)::int AS v FROM pgmcp.schema_version',
+  if (!rows[0]?.present) return new Set();
+  const versions = await db.query<{ v: number }>(
+    'SELECT version::int AS v FROM pgmcp.schema_version',
   );
-  return version.rows[0]?.v ?? 0;
+  return new Set(versions.rows.map((r) => r.v));
+}
+
+/** The highest version recorded in the state database; 0 when there is none. */
+export async function stateVersion(db: Pick<StateDb, 'query'>): Promise<number> {
+  return Math.max(0, ...(await appliedVersions(db)));
 }
 
 export interface MigrateOptions {
@@ -120,11 +130,14 @@ export interface MigrateOptions {
 
 /** Brings the pgmcp schema to the newest version; returns the versions it applied. */
 export async function migrateState(db: StateDb, options: MigrateOptions): Promise<number[]> {
-  const migrations = options.migrations ?? MIGRATIONS;
+  const migrations = [...(options.migrations ?? MIGRATIONS)].sort((a, b) => a.version - b.version);
   const latest = migrations[migrations.length - 1]?.version ?? 0;
-  const current = await stateVersion(db);
+  const pendingIn = (applied: Set<number>): Migration[] =>
+    migrations.filter((m) => !applied.has(m.version));
+  const before = await appliedVersions(db);
+  const current = Math.max(0, ...before);
   checkNotNewer(current, latest, db.description);
-  if (current === latest) return [];
+  if (pendingIn(before).length === 0) return [];
   if (!options.migrate) {
     throw new AppError(
       ErrorCodes.STATE_SCHEMA_MISMATCH,
@@ -144,11 +157,10 @@ export async function migrateState(db: StateDb, options: MigrateOptions): Promis
        )`,
     );
     // Read again under the lock: another instance may have migrated while we waited.
-    const now = await stateVersion(client);
-    checkNotNewer(now, latest, db.description);
+    const now = await appliedVersions(client);
+    checkNotNewer(Math.max(0, ...now), latest, db.description);
     const applied: number[] = [];
-    for (const migration of migrations) {
-      if (migration.version <= now) continue;
+    for (const migration of pendingIn(now)) {
       await client.query(migration.sql);
       await client.query(
         'INSERT INTO pgmcp.schema_version (version, description) VALUES ($1, $2)',

@@ -4,6 +4,7 @@ import YAML from 'yaml';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import { isLoopbackAddress } from '../http/origin.js';
+import { createHttpOAuth } from '../http/oauth-setup.js';
 import { createHttpServer } from '../http/server.js';
 import { loadTlsMaterial } from '../http/tls.js';
 import { startStdioServer } from '../mcp/stdio.js';
@@ -115,6 +116,18 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     login: (username, password, clientAddress) =>
       auth.sessions.login(username, password, clientAddress),
   });
+  const oauth = createHttpOAuth({ config, resourceName: app.dispatcher.serverInfo.name });
+  const oauthSettings = config.auth.oauth;
+  if (
+    oauthSettings.requireAuthorization &&
+    oauthSettings.authorizationServers.length === 0 &&
+    oauthSettings.introspection.url === null &&
+    !oauthSettings.server.enabled
+  ) {
+    logger.warn(
+      'auth.oauth.requireAuthorization is on but no authorization server is configured: only pgmcp tokens can call /mcp',
+    );
+  }
   const http = createHttpServer({
     options: { ...config.http },
     dispatcher: app.dispatcher,
@@ -124,6 +137,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       verifier: auth,
       trustedProxies: config.auth.trustedProxies,
       proxyHeaders: config.auth.proxyHeaders,
+      oauth,
     },
     api: { auth, databases: app.directory, version: VERSION },
     health: () => app.health(),

@@ -96,6 +96,10 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     return undefined;
   });
 
+  // RFC 9728 metadata: public, outside the guarded paths, so no hook refuses or limits it.
+  const discovery = deps.auth?.oauth?.discovery ?? null;
+  discovery?.register(app);
+
   registerAuthentication(app, {
     required: false,
     verifier: null,
@@ -142,6 +146,7 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     sessions,
     logger,
     keepAliveMs: options.keepAliveMs,
+    discovery,
   });
 
   app.get('/health', async (_req, reply) => {

@@ -11,6 +11,7 @@ import {
   createAuth,
   isAuthFailure,
   LATEST_VERSION,
+  MIGRATIONS,
   migrateState,
   openStateDatabase,
   stateVersion,
@@ -75,7 +76,9 @@ function scenarios(open: () => Promise<StateDb>): void {
     expect(await stateVersion(db)).toBe(LATEST_VERSION);
     expect(await migrateState(db, { migrate: true })).toEqual([]);
     const { rows } = await db.query('SELECT version FROM pgmcp.schema_version');
-    expect(rows.map((r) => r.version)).toEqual([LATEST_VERSION]);
+    expect(rows.map((r) => r.version).sort((a, b) => a - b)).toEqual(
+      MIGRATIONS.map((m) => m.version),
+    );
   });
 
   it('a schema newer than this pgmcp is refused with a clear error', async () => {
@@ -319,7 +322,7 @@ describe.skipIf(!info)('auth state on PostgreSQL', () => {
       [1, 2, 3].map(() => openStateDatabase({ url, dataDir: '/nonexistent', logger })),
     );
     const { rows } = await dbs[0]!.query('SELECT count(*)::int AS n FROM pgmcp.schema_version');
-    expect(rows[0]!.n).toBe(LATEST_VERSION);
+    expect(rows[0]!.n).toBe(MIGRATIONS.length);
     await Promise.all(dbs.map((d) => d.close()));
   });
 
