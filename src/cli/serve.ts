@@ -4,6 +4,7 @@ import YAML from 'yaml';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import { isLoopbackAddress } from '../http/origin.js';
+import { createAuthorizationServer } from '../auth/oauth/authorization-server.js';
 import { createHttpOAuth } from '../http/oauth-setup.js';
 import { createHttpServer } from '../http/server.js';
 import { loadTlsMaterial } from '../http/tls.js';
@@ -116,8 +117,17 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     login: (username, password, clientAddress) =>
       auth.sessions.login(username, password, clientAddress),
   });
-  const oauth = createHttpOAuth({ config, resourceName: app.dispatcher.serverInfo.name });
   const oauthSettings = config.auth.oauth;
+  const authorizationServer = oauthSettings.server.enabled
+    ? createAuthorizationServer(auth, oauthSettings, { loopbackIssuer: loopback })
+    : null;
+  // The first start makes the signing key, so the JWKS is never empty once serving.
+  await authorizationServer?.keys.current();
+  const oauth = createHttpOAuth({
+    config,
+    local: authorizationServer?.local ?? null,
+    resourceName: app.dispatcher.serverInfo.name,
+  });
   if (
     oauthSettings.requireAuthorization &&
     oauthSettings.authorizationServers.length === 0 &&
@@ -140,6 +150,15 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       oauth,
     },
     api: { auth, databases: app.directory, version: VERSION },
+    ...(authorizationServer
+      ? {
+          oauthServer: {
+            server: authorizationServer,
+            auth,
+            scopesSupported: oauthSettings.scopesSupported,
+          },
+        }
+      : {}),
     health: () => app.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
   });

@@ -9,7 +9,7 @@ import type { Config } from '../../config/index.js';
 import { ErrorCodes } from '../../core/errors.js';
 import type { Principal } from '../../core/principal.js';
 import type { AuthFailure } from '../types.js';
-import { principalFromClaims } from './claims.js';
+import { principalFromClaims, type ClaimMapping } from './claims.js';
 import { createIntrospection, type Introspection } from './introspection.js';
 import {
   createIssuerKeys,
@@ -48,6 +48,8 @@ export interface TokenContext {
 export interface LocalIssuer {
   issuerFor(origin: string): string;
   keys: KeyLoader;
+  /** How its tokens map to a principal (its scopes are pgmcp role names). */
+  mapping: ClaimMapping;
 }
 
 export interface ResourceServer {
@@ -85,11 +87,12 @@ export function createResourceServer(options: ResourceServerOptions): ResourceSe
     ...settings.additionalAudiences,
   ];
 
-  const loaderFor = (issuer: string, context: TokenContext): KeyLoader | null => {
-    const local = options.local;
-    if (local && issuer === local.issuerFor(context.origin)) return local.keys;
-    return remote.get(issuer) ?? null;
-  };
+  const isLocal = (issuer: unknown, context: TokenContext): boolean =>
+    options.local !== null &&
+    options.local !== undefined &&
+    issuer === options.local.issuerFor(context.origin);
+  const loaderFor = (issuer: string, context: TokenContext): KeyLoader | null =>
+    isLocal(issuer, context) ? options.local!.keys : (remote.get(issuer) ?? null);
 
   const verifyJwt = async (
     raw: string,
@@ -139,7 +142,8 @@ export function createResourceServer(options: ResourceServerOptions): ResourceSe
         'The token was issued for another resource.',
       );
     }
-    return principalFromClaims(payload as Record<string, unknown>, settings);
+    const mapping = isLocal(issuer, context) ? options.local!.mapping : settings;
+    return principalFromClaims(payload as Record<string, unknown>, mapping);
   };
 
   return {
