@@ -10,7 +10,7 @@ const escape = (value: string): string =>
   value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export const STYLESHEET = `
-:root { color-scheme: light dark; font-family: system-ui, sans-serif; }
+:root { color-scheme: light; font-family: system-ui, sans-serif; }
 body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: #f4f5f7; }
 main { width: min(24rem, 92vw); background: #fff; padding: 2rem; border-radius: 12px;
   box-shadow: 0 2px 12px rgba(0,0,0,.08); color: #1d2330; }
