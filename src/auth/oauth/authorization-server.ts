@@ -37,7 +37,11 @@ export interface AuthorizationServer {
     verifier: string;
     resource: string | null;
   }): Promise<TokenResponse>;
-  refresh(input: { token: string; clientId: string; scopes: string[] | null }): Promise<TokenResponse>;
+  refresh(input: {
+    token: string;
+    clientId: string;
+    scopes: string[] | null;
+  }): Promise<TokenResponse>;
 }
 
 /** Its own tokens: the user in sub, pgmcp roles as scopes, the PostgreSQL role in pg_role. */
@@ -68,13 +72,19 @@ export function createAuthorizationServer(
 
   const activeUser = async (username: string) => {
     const user = await auth.users.get(username);
-    if (!user || user.disabled) throw invalidGrant('The user of this grant no longer exists or is disabled.');
+    if (!user || user.disabled)
+      throw invalidGrant('The user of this grant no longer exists or is disabled.');
     return user;
   };
 
   const grantScopes = async (username: string, requested: readonly string[]): Promise<string[]> => {
     const user = await activeUser(username);
-    const wanted = requested.length > 0 ? requested : server.defaultScopes.length > 0 ? server.defaultScopes : user.roles;
+    const wanted =
+      requested.length > 0
+        ? requested
+        : server.defaultScopes.length > 0
+          ? server.defaultScopes
+          : user.roles;
     return [...new Set(wanted.filter((scope) => user.roles.includes(scope)))];
   };
 
@@ -94,7 +104,10 @@ export function createAuthorizationServer(
       .setExpirationTime(now + server.accessTokenTtlSeconds)
       .setJti(randomBytes(16).toString('base64url'))
       .sign(key.key);
-    const refreshToken = await grants.issueRefresh({ ...grant, scopes }, server.refreshTokenTtlSeconds);
+    const refreshToken = await grants.issueRefresh(
+      { ...grant, scopes },
+      server.refreshTokenTtlSeconds,
+    );
     return {
       access_token: accessToken,
       token_type: 'Bearer',
@@ -123,15 +136,19 @@ export function createAuthorizationServer(
       }
       const grant = await grants.redeemCode(input.code);
       if (grant === 'replayed') {
-        throw invalidGrant('The authorization code was used already; the tokens it gave are revoked.');
+        throw invalidGrant(
+          'The authorization code was used already; the tokens it gave are revoked.',
+        );
       }
       if (!grant) throw invalidGrant('The authorization code is unknown or has expired.');
-      if (grant.clientId !== input.clientId) throw invalidGrant('The code was issued to another client.');
+      if (grant.clientId !== input.clientId)
+        throw invalidGrant('The code was issued to another client.');
       if (grant.redirectUri !== input.redirectUri) {
         throw invalidGrant('redirect_uri differs from the one of the authorization request.');
       }
       const challenge = createHash('sha256').update(input.verifier).digest('base64url');
-      if (challenge !== grant.codeChallenge) throw invalidGrant('The PKCE code_verifier does not match.');
+      if (challenge !== grant.codeChallenge)
+        throw invalidGrant('The PKCE code_verifier does not match.');
       if (input.resource !== null && input.resource !== grant.resource) {
         throw invalidGrant('resource differs from the one that was authorized.');
       }
@@ -140,14 +157,18 @@ export function createAuthorizationServer(
     async refresh(input) {
       const grant = await grants.rotateRefresh(input.token);
       if (grant === 'reused') {
-        throw invalidGrant('The refresh token was used already; every token of this grant is revoked.');
+        throw invalidGrant(
+          'The refresh token was used already; every token of this grant is revoked.',
+        );
       }
       if (!grant) throw invalidGrant('The refresh token is unknown.');
       if (grant.clientId !== input.clientId) {
         await grants.revoke(input.token);
         throw invalidGrant('The refresh token was issued to another client.');
       }
-      const scopes = input.scopes ? grant.scopes.filter((s) => input.scopes!.includes(s)) : grant.scopes;
+      const scopes = input.scopes
+        ? grant.scopes.filter((s) => input.scopes!.includes(s))
+        : grant.scopes;
       return tokens({ ...grant, scopes }, issuerOrigin(grant.resource));
     },
   };

@@ -34,6 +34,33 @@ export function acceptableRedirectUri(value: unknown): value is string {
   );
 }
 
+/**
+ * Whether a redirect URI a request names is one the client registered: the same string, except
+ * that on a loopback IP literal any port matches (RFC 8252 §7.3: a native app listens on
+ * whatever port is free; VS Code registers http://127.0.0.1:33418/ and may use another).
+ */
+export function redirectMatches(registered: readonly string[], asked: string): boolean {
+  if (registered.includes(asked)) return true;
+  let url: URL;
+  try {
+    url = new URL(asked);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'http:' || !/^(127\.0\.0\.1|\[::1\])$/.test(url.hostname)) return false;
+  const portless = (u: URL): string => `${u.protocol}//${u.hostname}${u.pathname}${u.search}`;
+  return registered.some((entry) => {
+    try {
+      const known = new URL(entry);
+      return (
+        known.protocol === 'http:' && portless(known) === portless(url) && !asked.includes('#')
+      );
+    } catch {
+      return false;
+    }
+  });
+}
+
 function refused(message: string): AppError {
   return new AppError(ErrorCodes.OAUTH_REGISTRATION_REFUSED, message, { category: 'input' });
 }
@@ -60,7 +87,10 @@ export function checkClientMetadata(body: unknown): {
     }
   }
   const grants = input.grant_types ?? ['authorization_code'];
-  if (!Array.isArray(grants) || grants.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
+  if (
+    !Array.isArray(grants) ||
+    grants.some((g) => g !== 'authorization_code' && g !== 'refresh_token')
+  ) {
     throw refused('grant_types may hold only authorization_code and refresh_token.');
   }
   const responses = input.response_types ?? ['code'];
@@ -81,7 +111,11 @@ export function checkClientMetadata(body: unknown): {
     const value = input[key];
     if (typeof value === 'string' && value.length <= MAX_URI_LENGTH) metadata[key] = value;
   }
-  return { clientName: typeof name === 'string' ? name : null, redirectUris: uris as string[], metadata };
+  return {
+    clientName: typeof name === 'string' ? name : null,
+    redirectUris: uris as string[],
+    metadata,
+  };
 }
 
 export interface ClientDirectory {
@@ -102,7 +136,9 @@ export function createClientDirectory(
       const url = new URL(clientId);
       if (url.hash || url.pathname === '/') return false;
       if (url.protocol === 'https:') return true;
-      return url.protocol === 'http:' && options.allowLoopbackDocuments && LOOPBACK.test(url.hostname);
+      return (
+        url.protocol === 'http:' && options.allowLoopbackDocuments && LOOPBACK.test(url.hostname)
+      );
     } catch {
       return false;
     }
@@ -111,7 +147,10 @@ export function createClientDirectory(
   const fetchDocument = async (clientId: string): Promise<ClientRecord> => {
     let doc: Record<string, unknown>;
     try {
-      doc = await fetchJson(clientId, { timeoutMs: DOCUMENT_TIMEOUT_MS, maxBytes: DOCUMENT_MAX_BYTES });
+      doc = await fetchJson(clientId, {
+        timeoutMs: DOCUMENT_TIMEOUT_MS,
+        maxBytes: DOCUMENT_MAX_BYTES,
+      });
     } catch (error) {
       const why = error instanceof FetchProblem ? error.message : 'could not be fetched';
       throw new AppError(
@@ -136,7 +175,11 @@ export function createClientDirectory(
 
   return {
     async find(clientId) {
-      if (typeof clientId !== 'string' || clientId.length === 0 || clientId.length > MAX_URI_LENGTH) {
+      if (
+        typeof clientId !== 'string' ||
+        clientId.length === 0 ||
+        clientId.length > MAX_URI_LENGTH
+      ) {
         throw unknown('client_id is missing or too long.');
       }
       const known = await grants.client(clientId);

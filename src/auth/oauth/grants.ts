@@ -266,7 +266,15 @@ export function createGrants(db: Queryable): Grants {
         `INSERT INTO pgmcp.oauth_refresh_tokens (token_hash, family, client_id, username, scopes,
            resource, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`,
-        [hash(token), grant.family, grant.clientId, grant.username, grant.scopes, grant.resource, ttlSeconds],
+        [
+          hash(token),
+          grant.family,
+          grant.clientId,
+          grant.username,
+          grant.scopes,
+          grant.resource,
+          ttlSeconds,
+        ],
       );
       return token;
     },

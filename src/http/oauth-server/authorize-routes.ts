@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../../auth/index.js';
 import type { AuthorizationServer } from '../../auth/oauth/authorization-server.js';
+import { redirectMatches } from '../../auth/oauth/clients.js';
 import { canonicalResource } from '../../auth/oauth/resource-uri.js';
 import { ErrorCodes, isAppError } from '../../core/errors.js';
 import type { OAuthDiscovery } from '../oauth-discovery.js';
@@ -59,14 +60,20 @@ export function registerAuthorizeRoutes(app: FastifyInstance, deps: AuthorizeDep
     params: Record<string, string | null>,
   ) => {
     const url = new URL(redirectUri);
-    for (const [key, value] of Object.entries(params)) if (value !== null) url.searchParams.set(key, value);
+    for (const [key, value] of Object.entries(params))
+      if (value !== null) url.searchParams.set(key, value);
     url.searchParams.set('iss', server.issuerFor(discovery.originOf(req))); // RFC 9207
-    return reply.code(302).header('location', url.toString()).header('cache-control', 'no-store').send();
+    return reply
+      .code(302)
+      .header('location', url.toString())
+      .header('cache-control', 'no-store')
+      .send();
   };
 
   app.get('/oauth/authorize', async (req, reply) => {
     const q = req.query as Record<string, unknown>;
-    const text = (name: string): string | null => (typeof q[name] === 'string' ? (q[name] as string) : null);
+    const text = (name: string): string | null =>
+      typeof q[name] === 'string' ? (q[name] as string) : null;
     let client;
     try {
       client = await server.clients.find(text('client_id') ?? '');
@@ -75,8 +82,9 @@ export function registerAuthorizeRoutes(app: FastifyInstance, deps: AuthorizeDep
       return errorPage(reply, 400, error.code, error.message);
     }
     const asked = text('redirect_uri');
-    const redirectUri = asked ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : null);
-    if (redirectUri === null || !client.redirectUris.includes(redirectUri)) {
+    const redirectUri =
+      asked ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : null);
+    if (redirectUri === null || !redirectMatches(client.redirectUris, redirectUri)) {
       return errorPage(
         reply,
         400,
@@ -92,7 +100,10 @@ export function registerAuthorizeRoutes(app: FastifyInstance, deps: AuthorizeDep
     }
     const challenge = text('code_challenge');
     if (text('code_challenge_method') !== 'S256' || !challenge || !CHALLENGE.test(challenge)) {
-      return fail('invalid_request', 'PKCE is required: code_challenge with code_challenge_method=S256.');
+      return fail(
+        'invalid_request',
+        'PKCE is required: code_challenge with code_challenge_method=S256.',
+      );
     }
     const ours = canonicalResource(discovery.resourceFor(req));
     const resource = text('resource');
@@ -105,7 +116,14 @@ export function registerAuthorizeRoutes(app: FastifyInstance, deps: AuthorizeDep
     }
     const browser = cookieOf(req) ?? randomBytes(32).toString('base64url');
     const { id, csrf } = await server.grants.begin(
-      { clientId: client.clientId, redirectUri, scopes, state, codeChallenge: challenge, resource: ours! },
+      {
+        clientId: client.clientId,
+        redirectUri,
+        scopes,
+        state,
+        codeChallenge: challenge,
+        resource: ours!,
+      },
       browser,
       REQUEST_TTL_SECONDS,
     );
@@ -156,11 +174,16 @@ export function registerAuthorizeRoutes(app: FastifyInstance, deps: AuthorizeDep
     try {
       // The session store's login gives lockout, slow-down and audit; the session it makes is
       // not wanted here and ends at once.
-      const login = await auth.sessions.login(field(req.body, 'username'), field(req.body, 'password'), req.ip);
+      const login = await auth.sessions.login(
+        field(req.body, 'username'),
+        field(req.body, 'password'),
+        req.ip,
+      );
       await auth.sessions.logout(login.sessionToken);
       username = login.principal.userId!;
     } catch (error) {
-      if (isAppError(error) && error.code === ErrorCodes.LOGIN_LOCKED) return again(429, error.message);
+      if (isAppError(error) && error.code === ErrorCodes.LOGIN_LOCKED)
+        return again(429, error.message);
       if (isAppError(error) && error.code === ErrorCodes.LOGIN_FAILED) {
         return again(401, 'Wrong user name or password.');
       }
@@ -185,7 +208,12 @@ export function registerAuthorizeRoutes(app: FastifyInstance, deps: AuthorizeDep
     const pending = browser && id && csrf ? await server.grants.finish(id, csrf, browser) : null;
     if (!pending) return forged(reply);
     if (!pending.username) {
-      return errorPage(reply, 400, ErrorCodes.OAUTH_INVALID_REQUEST, 'Sign in before giving consent.');
+      return errorPage(
+        reply,
+        400,
+        ErrorCodes.OAUTH_INVALID_REQUEST,
+        'Sign in before giving consent.',
+      );
     }
     if (field(req.body, 'decision') !== 'allow') {
       return redirectWith(req, reply, pending.redirectUri, {

@@ -6,8 +6,7 @@ import type { FastifyReply } from 'fastify';
 
 export const STYLESHEET_PATH = '/oauth/assets/pages.css';
 
-const escape = (value: string): string =>
-  value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escape = (value: string): string => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export const STYLESHEET = `
 :root { color-scheme: light; font-family: system-ui, sans-serif; }
@@ -33,7 +32,13 @@ export interface PageFrame {
   formTargets?: readonly string[];
 }
 
-function send(reply: FastifyReply, status: number, title: string, body: string, frame: PageFrame = {}) {
+function send(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  body: string,
+  frame: PageFrame = {},
+) {
   const formAction = ["'self'", ...(frame.formTargets ?? [])].join(' ');
   return reply
     .code(status)

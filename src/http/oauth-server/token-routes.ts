@@ -16,8 +16,16 @@ const OPEN = {
   'content-type': 'application/json',
 };
 
-function answer(reply: FastifyReply, status: number, body: unknown, extra: Record<string, string> = {}) {
-  return reply.code(status).headers({ ...OPEN, ...extra }).send(JSON.stringify(body));
+function answer(
+  reply: FastifyReply,
+  status: number,
+  body: unknown,
+  extra: Record<string, string> = {},
+) {
+  return reply
+    .code(status)
+    .headers({ ...OPEN, ...extra })
+    .send(JSON.stringify(body));
 }
 
 /** RFC 6749 §5.2 error names for pgmcp's codes. */
@@ -47,14 +55,20 @@ const text = (body: unknown, name: string): string | null => {
 function required(body: unknown, name: string): string {
   const value = text(body, name);
   if (!value) {
-    throw new AppError(ErrorCodes.OAUTH_INVALID_REQUEST, `${name} is required.`, { category: 'input' });
+    throw new AppError(ErrorCodes.OAUTH_INVALID_REQUEST, `${name} is required.`, {
+      category: 'input',
+    });
   }
   return value;
 }
 
 export function registerTokenRoutes(
   app: FastifyInstance,
-  deps: { server: AuthorizationServer; discovery: OAuthDiscovery; scopesSupported: readonly string[] },
+  deps: {
+    server: AuthorizationServer;
+    discovery: OAuthDiscovery;
+    scopesSupported: readonly string[];
+  },
 ): void {
   const { server, discovery } = deps;
   const issuer = (req: FastifyRequest) => server.issuerFor(discovery.originOf(req));
@@ -67,7 +81,9 @@ export function registerTokenRoutes(
       token_endpoint: `${base}/oauth/token`,
       revocation_endpoint: `${base}/oauth/revoke`,
       jwks_uri: `${base}/oauth/jwks`,
-      ...(server.settings.dynamicRegistration ? { registration_endpoint: `${base}/oauth/register` } : {}),
+      ...(server.settings.dynamicRegistration
+        ? { registration_endpoint: `${base}/oauth/register` }
+        : {}),
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code', 'refresh_token'],
@@ -79,19 +95,28 @@ export function registerTokenRoutes(
       client_id_metadata_document_supported: server.settings.clientMetadataDocuments,
     };
   };
-  const issuerPath = server.settings.issuer ? new URL(server.settings.issuer).pathname.replace(/\/$/, '') : '';
+  const issuerPath = server.settings.issuer
+    ? new URL(server.settings.issuer).pathname.replace(/\/$/, '')
+    : '';
   const metadataPaths = new Set([
     '/.well-known/oauth-authorization-server',
     `/.well-known/oauth-authorization-server${issuerPath}`,
   ]);
   for (const path of metadataPaths) {
-    app.get(path, async (req, reply) => answer(reply, 200, metadata(req), { 'cache-control': 'public, max-age=300' }));
+    app.get(path, async (req, reply) =>
+      answer(reply, 200, metadata(req), { 'cache-control': 'public, max-age=300' }),
+    );
   }
   app.get('/oauth/jwks', async (_req, reply) =>
     answer(reply, 200, await server.keys.publicJwks(), { 'cache-control': 'public, max-age=60' }),
   );
   app.get(STYLESHEET_PATH, async (_req, reply) =>
-    reply.headers({ 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600' }).send(STYLESHEET),
+    reply
+      .headers({
+        'content-type': 'text/css; charset=utf-8',
+        'cache-control': 'public, max-age=3600',
+      })
+      .send(STYLESHEET),
   );
 
   const preflight = async (_req: FastifyRequest, reply: FastifyReply) =>
@@ -104,7 +129,13 @@ export function registerTokenRoutes(
         'access-control-max-age': '600',
       })
       .send();
-  for (const path of [...metadataPaths, '/oauth/jwks', '/oauth/token', '/oauth/revoke', '/oauth/register']) {
+  for (const path of [
+    ...metadataPaths,
+    '/oauth/jwks',
+    '/oauth/token',
+    '/oauth/revoke',
+    '/oauth/register',
+  ]) {
     app.options(path, preflight);
   }
 
@@ -123,7 +154,11 @@ export function registerTokenRoutes(
         });
       } catch (error) {
         if (error instanceof SyntaxError) {
-          return answer(reply, 400, { error: 'invalid_client_metadata', error_description: 'The body is not JSON.', pgmcp_code: ErrorCodes.OAUTH_REGISTRATION_REFUSED });
+          return answer(reply, 400, {
+            error: 'invalid_client_metadata',
+            error_description: 'The body is not JSON.',
+            pgmcp_code: ErrorCodes.OAUTH_REGISTRATION_REFUSED,
+          });
         }
         return oauthFailure(reply, error);
       }
@@ -135,7 +170,11 @@ export function registerTokenRoutes(
       const grant = text(req.body, 'grant_type');
       const clientId = required(req.body, 'client_id');
       if (text(req.body, 'client_secret')) {
-        throw new AppError(ErrorCodes.OAUTH_INVALID_CLIENT, 'pgmcp issues no client secrets: use PKCE.', { category: 'input' });
+        throw new AppError(
+          ErrorCodes.OAUTH_INVALID_CLIENT,
+          'pgmcp issues no client secrets: use PKCE.',
+          { category: 'input' },
+        );
       }
       if (grant === 'authorization_code') {
         const tokens = await server.exchangeCode({
@@ -156,7 +195,11 @@ export function registerTokenRoutes(
         });
         return answer(reply, 200, tokens);
       }
-      throw new AppError(ErrorCodes.OAUTH_UNSUPPORTED, 'grant_type must be authorization_code or refresh_token.', { category: 'input' });
+      throw new AppError(
+        ErrorCodes.OAUTH_UNSUPPORTED,
+        'grant_type must be authorization_code or refresh_token.',
+        { category: 'input' },
+      );
     } catch (error) {
       return oauthFailure(reply, error);
     }
@@ -165,7 +208,11 @@ export function registerTokenRoutes(
   app.post('/oauth/revoke', { bodyLimit: 16_384 }, async (req, reply) => {
     const token = text(req.body, 'token');
     if (!token) {
-      return answer(reply, 400, { error: 'invalid_request', error_description: 'token is required.', pgmcp_code: ErrorCodes.OAUTH_INVALID_REQUEST });
+      return answer(reply, 400, {
+        error: 'invalid_request',
+        error_description: 'token is required.',
+        pgmcp_code: ErrorCodes.OAUTH_INVALID_REQUEST,
+      });
     }
     // RFC 7009 §2.2: the answer is the same whether or not the token was known.
     await server.grants.revoke(token);
