@@ -102,7 +102,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 3,
-    description: 'built-in OAuth authorization server: signing keys, clients, requests, codes, refresh tokens',
+    description:
+      'built-in OAuth authorization server: signing keys, clients, requests, codes, refresh tokens',
     // Users are named, not referenced by id: a removed user's grants are refused at use (the
     // token endpoint reads pgmcp.users), and the tables stand on version 1 alone.
     sql: `

@@ -319,7 +319,9 @@ const claimPath = z
 
 const scopeName = z
   .string({ error: 'expected a string' })
-  .regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/, { error: 'expected a scope such as analyst or mcp:read' });
+  .regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/, {
+    error: 'expected a scope such as analyst or mcp:read',
+  });
 
 const oauthServerSchema = section({
   /** Serve a built-in authorization server for pgmcp's users (login, consent, tokens). */
@@ -366,7 +368,9 @@ const oauthSchema = section({
   }).prefault({}),
   /** Scope → pgmcp roles; a scope not listed grants the role of the same name. */
   scopeRoles: z
-    .record(scopeName, stringList(roleName), { error: 'expected a mapping of scopes to role lists' })
+    .record(scopeName, stringList(roleName), {
+      error: 'expected a mapping of scopes to role lists',
+    })
     .default({}),
   clockSkewSeconds: intIn(0, 300).default(30),
   /** Bearer tokens longer than this are refused unread. */

@@ -402,6 +402,74 @@ describe.skipIf(!info)('built-in OAuth authorization server, end to end', () => 
     expect(after.keys.length).toBe(before.keys.length + 1);
   });
 
+  it('answers garbage at every endpoint with its documented error, and stays up', async () => {
+    const json = (res: { html: string }) => JSON.parse(res.html) as Record<string, string>;
+    const noGrant = await token({ client_id: 'x' });
+    expect(noGrant.status).toBe(400);
+    expect(json(noGrant)).toMatchObject({
+      error: 'unsupported_grant_type',
+      pgmcp_code: ErrorCodes.OAUTH_UNSUPPORTED,
+    });
+    const noClient = await token({ grant_type: 'authorization_code' });
+    expect(json(noClient)).toMatchObject({
+      error: 'invalid_request',
+      pgmcp_code: ErrorCodes.OAUTH_INVALID_REQUEST,
+    });
+    const secret = await token({
+      grant_type: 'authorization_code',
+      client_id: 'x',
+      client_secret: 's',
+    });
+    expect(secret.status).toBe(401);
+    expect(json(secret).error).toBe('invalid_client');
+    const unknownCode = await token({
+      grant_type: 'authorization_code',
+      client_id: 'x',
+      code: 'nope',
+      redirect_uri: REDIRECT_URL,
+      code_verifier: 'v'.repeat(43),
+    });
+    expect(json(unknownCode).error).toBe('invalid_grant');
+    const jsonBody = await fetch(`${server.origin}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"grant_type": ',
+    });
+    expect(jsonBody.status).toBe(400);
+    for (const body of [
+      '{',
+      '[]',
+      '{"redirect_uris": ["javascript:alert(1)"]}',
+      '{"redirect_uris": ["https://a.example/cb"], "grant_types": ["password"]}',
+    ]) {
+      const res = await fetch(`${server.origin}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      expect(res.status, body).toBe(400);
+      expect(((await res.json()) as Record<string, string>).error).toBe('invalid_client_metadata');
+    }
+    const big = await fetch(`${server.origin}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT_URL], client_name: 'x'.repeat(100_000) }),
+    });
+    expect(big.status).toBe(413);
+    for (const query of [
+      '',
+      'client_id=a&client_id=b',
+      'client_id=unknown',
+      'client_id=https%3A%2F%2F127.0.0.1%3A1%2Fno.json',
+    ]) {
+      const page = await openAuthorization(`${server.origin}/oauth/authorize?${query}`);
+      expect(page.status, query).toBe(400);
+      expect(page.html).toMatch(/PGMCP62[17]/);
+    }
+    const health = await fetch(`${server.origin}/health`);
+    expect(health.status).toBe(200);
+  });
+
   it('shows the sign-in and consent pages in a real browser, with no CSP violations', async () => {
     const reg = await fetch(`${server.origin}/oauth/register`, {
       method: 'POST',
@@ -436,9 +504,11 @@ describe.skipIf(!info)('built-in OAuth authorization server, end to end', () => 
         await route.fulfill({ status: 200, contentType: 'text/plain', body: 'back at the client' });
       });
       await page.goto(url);
-      await expect.poll(() => page.title()).toBe('Sign in — pgmcp');
+      await expect.poll(() => page.title(), { timeout: 15_000 }).toBe('Sign in — pgmcp');
       expect(await page.textContent('main')).toContain('Claude');
-      const color = await page.$eval('button', (b) => getComputedStyle(b).backgroundColor);
+      const color = await page.evaluate(
+        `getComputedStyle(document.querySelector('button')).backgroundColor`,
+      );
       expect(color).toBe('rgb(47, 91, 211)'); // the stylesheet loaded under the CSP
       await page.screenshot({ path: join(shots, 'oauth-login.png') });
       await page.fill('#username', 'alice');
@@ -448,7 +518,7 @@ describe.skipIf(!info)('built-in OAuth authorization server, end to end', () => 
       expect(await page.textContent('ul.scopes')).toContain('analyst');
       await page.screenshot({ path: join(shots, 'oauth-consent.png') });
       await page.click('button[value=allow]');
-      await expect.poll(() => landed).not.toBeNull();
+      await expect.poll(() => landed, { timeout: 15_000 }).not.toBeNull();
       const back = new URL(landed!);
       expect(back.searchParams.get('state')).toBe('browser-state');
       expect(back.searchParams.get('iss')).toBe(server.origin);

@@ -11,7 +11,10 @@ export interface PageForm {
 const hiddenField = (html: string, name: string): string =>
   new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
 
-export async function openAuthorization(url: URL | string, cookie: string | null = null): Promise<PageForm> {
+export async function openAuthorization(
+  url: URL | string,
+  cookie: string | null = null,
+): Promise<PageForm> {
   const res = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
   const html = await res.text();
   const set = res.headers.get('set-cookie');
