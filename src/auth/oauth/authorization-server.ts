@@ -68,7 +68,10 @@ export function createAuthorizationServer(
     documents: server.clientMetadataDocuments,
     allowLoopbackDocuments: options.loopbackIssuer,
   });
-  const issuerFor = (origin: string): string => (server.issuer ?? origin).replace(/\/$/, '');
+  // Unset, the issuer is the public origin: the configured audience's, else the request's.
+  const publicOrigin = settings.audience ? new URL(settings.audience).origin : null;
+  const issuerFor = (origin: string): string =>
+    (server.issuer ?? publicOrigin ?? origin).replace(/\/$/, '');
 
   const activeUser = async (username: string) => {
     const user = await auth.users.get(username);
@@ -117,10 +120,9 @@ export function createAuthorizationServer(
     };
   };
 
-  // The issuer a token names is fixed when the grant is made; an instance behind another name
-  // still verifies it because the resource server compares against the request's issuer.
-  let issuerOrigin = (resource: string): string => issuerFor(new URL(resource).origin);
-  if (server.issuer) issuerOrigin = () => issuerFor('');
+  // The issuer a token names: the configured one, else the origin of the resource it is for
+  // (the origin clients reached this server at, which the resource server compares with).
+  const issuerOrigin = (resource: string): string => issuerFor(new URL(resource).origin);
 
   return {
     grants,
