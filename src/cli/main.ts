@@ -16,9 +16,10 @@ import {
   logLevelOption,
   type CommonOptions,
 } from './commands.js';
+import { configImport, type ImportOptions } from './config-import.js';
 import { doctor } from './doctor.js';
 import { embed, type EmbedOptions } from './embed.js';
-import { install } from './install.js';
+import { install, type InstallOptions } from './install.js';
 import { VERSION } from './version.js';
 
 const program = new Command()
@@ -41,14 +42,37 @@ common(
 common(
   program
     .command('install')
-    .description('install or upgrade the SQL handler registry (schema mcp) in the database'),
-).action(async (options: CommonOptions) => {
+    .description('install or upgrade the SQL handler registry (schema mcp) in the database')
+    .option('--names <list>', "also add another system's SQL interface over it: pgmi (schema api)")
+    .option(
+      '--grant-runtime <role>',
+      'grant the role pgmcp serves as what it needs to read the registry and run handlers',
+    ),
+).action(async (options: CommonOptions & InstallOptions) => {
   try {
-    process.exitCode = await install(configFrom(options));
+    process.exitCode = await install(configFrom(options), options);
   } catch (error) {
     fail(error);
   }
 });
+
+program
+  .command('config')
+  .description('work with configuration files')
+  .command('import')
+  .description(
+    "convert a pgEdge postgres-mcp.yaml or an NpgsqlRest appsettings.json to pgmcp's YAML",
+  )
+  .argument('<file>', 'the file to convert')
+  .requiredOption('--from <system>', 'what wrote the file: pgedge or npgsqlrest')
+  .option('--out <file>', 'write the config here instead of standard output')
+  .action((file: string, options: ImportOptions) => {
+    try {
+      process.exitCode = configImport(file, options);
+    } catch (error) {
+      fail(error);
+    }
+  });
 
 common(
   program

@@ -15,6 +15,7 @@ import { configError } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/database.js';
 import { createApp, type App, type AppExtension } from './app.js';
+import { llmDeps } from './llm.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
 
@@ -149,7 +150,12 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       proxyHeaders: config.auth.proxyHeaders,
       oauth,
     },
-    api: { auth, databases: app.directory, version: VERSION },
+    api: {
+      auth,
+      databases: app.directory,
+      version: VERSION,
+      llm: llmDeps(config, app, logger, process.env, auth),
+    },
     ...(authorizationServer
       ? {
           oauthServer: {

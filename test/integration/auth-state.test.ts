@@ -79,6 +79,7 @@ function scenarios(open: () => Promise<StateDb>): void {
     expect(rows.map((r) => r.version).sort((a, b) => a - b)).toEqual(
       MIGRATIONS.map((m) => m.version),
     );
+    expect(MIGRATIONS.at(-1)!.version).toBe(LATEST_VERSION);
   });
 
   it('applies a version that landed below one already applied (branches merged in any order)', async () => {
