@@ -58,7 +58,7 @@ describe.skipIf(!info)('OAuth resource server, end to end', () => {
         '    requireAuthorization: true',
         `    authorizationServers: ["${idp.issuer}", "${slowIdp.issuer}"]`,
         '    scopesSupported: [analyst, counter]',
-        '    jwks: { timeoutMs: 400 }',
+        '    jwks: { timeoutMs: 1500 }',
         'tools:',
         '  count_rows:',
         '    roles: [counter]',
@@ -193,7 +193,7 @@ describe.skipIf(!info)('OAuth resource server, end to end', () => {
     expect(res.status).toBe(503);
     expect(res.headers['retry-after']).toBe('5');
     expect(res.json.error.data.code).toBe(ErrorCodes.OAUTH_ISSUER_UNAVAILABLE);
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(6_000);
     const ok = await postRpc(server.url, INIT, {
       authorization: `Bearer ${await idp.mint({ aud: resource })}`,
     });

@@ -44,7 +44,7 @@ describe('OAuth resource server', () => {
         authorizationServers: [idp.issuer],
         claims: { roles: 'realm_access.roles', pgRole: 'pg_role', tenantId: 'tid' },
         scopeRoles: { 'mcp:admin': ['admin'] },
-        jwks: { timeoutMs: 500, cooldownSeconds: 0 },
+        jwks: { timeoutMs: 5000, cooldownSeconds: 0 },
       }),
     });
   });
@@ -164,17 +164,17 @@ describe('an issuer that is slow, down or misconfigured', () => {
       const slow = failed(await rs.verify(token, context));
       expect(slow.reason).toBe('unavailable');
       expect(slow.code).toBe(ErrorCodes.OAUTH_ISSUER_UNAVAILABLE);
-      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(Date.now() - started).toBeLessThan(3_000);
       const again = Date.now();
       expect(failed(await rs.verify(token, context)).reason).toBe('unavailable');
-      expect(Date.now() - again).toBeLessThan(100); // remembered: no second wait
+      expect(Date.now() - again).toBeLessThan(250); // remembered: no second 300 ms wait
 
       // A fresh resource server that got the keys while the issuer was up keeps using them.
       idp.mode = 'ok';
       const warm = createResourceServer({
         settings: settings({
           authorizationServers: [idp.issuer],
-          jwks: { timeoutMs: 300, cacheSeconds: 10 },
+          jwks: { timeoutMs: 5000, cacheSeconds: 10 },
         }),
       });
       principal(await warm.verify(token, context));
@@ -193,7 +193,7 @@ describe('an issuer that is slow, down or misconfigured', () => {
     const rs = createResourceServer({ settings: settings({ authorizationServers: [issuer] }) });
     const started = Date.now();
     expect(failed(await rs.verify(token, context)).reason).toBe('unavailable');
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(Date.now() - started).toBeLessThan(3_000);
   });
 
   it('finds keys through OpenID discovery under the issuer path, and checks the metadata issuer', async () => {
