@@ -21,7 +21,8 @@ export type AuditEventName =
   | 'user_enabled'
   | 'user_disabled'
   | 'user_updated'
-  | 'tool_call';
+  | 'tool_call'
+  | 'oauth_keys_rotated';
 
 export type AuditOutcome = 'success' | 'failure' | 'error' | 'denied';
 

@@ -81,6 +81,7 @@ export {
   DEFAULT_SCRYPT,
   bearerFromHeader,
   bearerKind,
+  MAX_BEARER_LENGTH,
   hashBearer,
   hashPassword,
   verifyPassword,

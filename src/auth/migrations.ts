@@ -1,6 +1,11 @@
-// The state schema, versioned. Each migration runs once, in order, inside one transaction that
-// holds an advisory lock, so several pgmcp instances starting together apply it exactly once;
-// once the schema is current, opening costs one read and takes no lock.
+// The state schema, versioned. Each migration runs once, in version order, inside one transaction
+// that holds an advisory lock, so several pgmcp instances starting together apply it exactly
+// once; once the schema is current, opening costs one read and takes no lock.
+//
+// A migration is pending when its version is not recorded, not merely when it is above the
+// highest recorded one: branches add versions side by side (2 on one, 3 on another), and a
+// state database that met 3 first still gets 2 when both land. Each migration must therefore
+// stand on version 1 alone and never depend on a neighbour it was written beside.
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { StateDb } from './state-db.js';
 
@@ -125,20 +130,98 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX conversations_recent ON pgmcp.conversations (owner, updated_at DESC, id DESC);
     `,
   },
+  {
+    version: 3,
+    description:
+      'built-in OAuth authorization server: signing keys, clients, requests, codes, refresh tokens',
+    // Users are named, not referenced by id: a removed user's grants are refused at use (the
+    // token endpoint reads pgmcp.users), and the tables stand on version 1 alone.
+    sql: `
+      CREATE TABLE pgmcp.oauth_keys (
+        kid text PRIMARY KEY,
+        alg text NOT NULL,
+        public_jwk jsonb NOT NULL,
+        private_jwk jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        retired_at timestamptz
+      );
+
+      CREATE TABLE pgmcp.oauth_clients (
+        client_id text PRIMARY KEY,
+        kind text NOT NULL CHECK (kind IN ('registered', 'metadata_document')),
+        client_name text,
+        redirect_uris text[] NOT NULL,
+        metadata jsonb NOT NULL DEFAULT '{}',
+        created_at timestamptz NOT NULL DEFAULT now(),
+        fetched_at timestamptz NOT NULL DEFAULT now()
+      );
+
+      -- An authorization in progress in one browser: between the authorize request, the login
+      -- form and the consent form. Only hashes of its id, CSRF token and browser cookie are kept.
+      CREATE TABLE pgmcp.oauth_requests (
+        id_hash text PRIMARY KEY,
+        browser_hash text NOT NULL,
+        csrf_hash text NOT NULL,
+        client_id text NOT NULL,
+        redirect_uri text NOT NULL,
+        scopes text[] NOT NULL,
+        state text,
+        code_challenge text NOT NULL,
+        resource text NOT NULL,
+        username text,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX oauth_requests_expires ON pgmcp.oauth_requests (expires_at);
+
+      CREATE TABLE pgmcp.oauth_codes (
+        code_hash text PRIMARY KEY,
+        family uuid NOT NULL,
+        client_id text NOT NULL,
+        username text NOT NULL,
+        redirect_uri text NOT NULL,
+        scopes text[] NOT NULL,
+        resource text NOT NULL,
+        code_challenge text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        used_at timestamptz
+      );
+      CREATE INDEX oauth_codes_expires ON pgmcp.oauth_codes (expires_at);
+
+      CREATE TABLE pgmcp.oauth_refresh_tokens (
+        token_hash text PRIMARY KEY,
+        family uuid NOT NULL,
+        client_id text NOT NULL,
+        username text NOT NULL,
+        scopes text[] NOT NULL,
+        resource text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz NOT NULL,
+        used_at timestamptz,
+        revoked_at timestamptz
+      );
+      CREATE INDEX oauth_refresh_family ON pgmcp.oauth_refresh_tokens (family);
+      CREATE INDEX oauth_refresh_user ON pgmcp.oauth_refresh_tokens (username);
+    `,
+  },
 ];
 
-export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+export const LATEST_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
-/** The version recorded in the state database; 0 when the pgmcp schema is not there yet. */
-export async function stateVersion(db: Pick<StateDb, 'query'>): Promise<number> {
+/** The versions recorded in the state database; empty when the pgmcp schema is not there yet. */
+export async function appliedVersions(db: Pick<StateDb, 'query'>): Promise<Set<number>> {
   const { rows } = await db.query<{ present: boolean }>(
     "SELECT to_regclass('pgmcp.schema_version') IS NOT NULL AS present",
   );
-  if (!rows[0]?.present) return 0;
-  const version = await db.query<{ v: number | null }>(
-    'SELECT max(version)::int AS v FROM pgmcp.schema_version',
+  if (!rows[0]?.present) return new Set();
+  const versions = await db.query<{ v: number }>(
+    'SELECT version::int AS v FROM pgmcp.schema_version',
   );
-  return version.rows[0]?.v ?? 0;
+  return new Set(versions.rows.map((r) => r.v));
+}
+
+/** The highest version recorded in the state database; 0 when there is none. */
+export async function stateVersion(db: Pick<StateDb, 'query'>): Promise<number> {
+  return Math.max(0, ...(await appliedVersions(db)));
 }
 
 export interface MigrateOptions {
@@ -150,11 +233,14 @@ export interface MigrateOptions {
 
 /** Brings the pgmcp schema to the newest version; returns the versions it applied. */
 export async function migrateState(db: StateDb, options: MigrateOptions): Promise<number[]> {
-  const migrations = options.migrations ?? MIGRATIONS;
+  const migrations = [...(options.migrations ?? MIGRATIONS)].sort((a, b) => a.version - b.version);
   const latest = migrations[migrations.length - 1]?.version ?? 0;
-  const current = await stateVersion(db);
+  const pendingIn = (applied: Set<number>): Migration[] =>
+    migrations.filter((m) => !applied.has(m.version));
+  const before = await appliedVersions(db);
+  const current = Math.max(0, ...before);
   checkNotNewer(current, latest, db.description);
-  if (current === latest) return [];
+  if (pendingIn(before).length === 0) return [];
   if (!options.migrate) {
     throw new AppError(
       ErrorCodes.STATE_SCHEMA_MISMATCH,
@@ -174,11 +260,10 @@ export async function migrateState(db: StateDb, options: MigrateOptions): Promis
        )`,
     );
     // Read again under the lock: another instance may have migrated while we waited.
-    const now = await stateVersion(client);
-    checkNotNewer(now, latest, db.description);
+    const now = await appliedVersions(client);
+    checkNotNewer(Math.max(0, ...now), latest, db.description);
     const applied: number[] = [];
-    for (const migration of migrations) {
-      if (migration.version <= now) continue;
+    for (const migration of pendingIn(now)) {
       await client.query(migration.sql);
       await client.query(
         'INSERT INTO pgmcp.schema_version (version, description) VALUES ($1, $2)',

@@ -2,11 +2,26 @@
 import type { Principal } from '../core/principal.js';
 import type { AuditActor } from './audit.js';
 
-/** Why a bearer token was not accepted. The HTTP edge answers 401 for every one of them. */
-export type AuthFailureReason = 'malformed' | 'unknown' | 'expired' | 'revoked';
+/**
+ * Why a bearer token was not accepted. The HTTP edge answers 401 for each, except
+ * 'unavailable' (the issuer's keys or introspection could not be reached: 503).
+ */
+export type AuthFailureReason =
+  | 'malformed'
+  | 'unknown'
+  | 'expired'
+  | 'revoked'
+  | 'invalid'
+  | 'wrong_audience'
+  | 'too_large'
+  | 'unavailable';
 
 export interface AuthFailure {
   readonly reason: AuthFailureReason;
+  /** A PGMCPnnn code for the client (OAuth failures carry one). */
+  readonly code?: string;
+  /** Shown to the client as error_description: never a token, key or secret. */
+  readonly description?: string;
 }
 
 export function isAuthFailure(value: Principal | AuthFailure): value is AuthFailure {

@@ -267,7 +267,7 @@ export async function createApp(
     instructions: config.server.instructions,
     toolDescriptionSuffix: config.server.toolDescriptionSuffix,
     signer,
-    filterByAccess: config.auth.filterToolsByRole,
+    filterByAccess: config.auth.filterToolsByRole || config.auth.oauth.filterToolsByRole,
     onExchange: (record) => {
       exchangeLog?.record(record);
       for (const listener of exchangeListeners) listener(record);

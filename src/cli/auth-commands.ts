@@ -12,6 +12,7 @@ import {
   type TokenRecord,
   type UserRecord,
 } from '../auth/index.js';
+import { createSigningKeys } from '../auth/oauth/signing-keys.js';
 import type { Config } from '../config/index.js';
 import { createLogger } from './logger.js';
 import { readNewPassword } from './password-input.js';
@@ -259,5 +260,20 @@ export async function userCommand(
         );
       }
     }
+  });
+}
+
+/** `pgmcp oauth rotate-keys`: a new signing key for the built-in authorization server. */
+export async function oauthRotateKeys(config: Config, logLevel: string | undefined): Promise<void> {
+  await withAuth(config, logLevel, async (auth) => {
+    const keys = createSigningKeys(auth.db);
+    const kid = await keys.rotate();
+    auth.audit.record({
+      event: 'oauth_keys_rotated',
+      outcome: 'success',
+      actor: operator().actor ?? null,
+      details: { kid },
+    });
+    out(`new signing key ${kid}; the previous keys stay published for a day`);
   });
 }

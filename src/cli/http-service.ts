@@ -3,7 +3,9 @@
 // on a loopback port for its local mode, so both talk to exactly one implementation.
 import type { Logger } from 'pino';
 import { openAuth, type AuditLog, type Authenticator } from '../auth/index.js';
+import { createAuthorizationServer } from '../auth/oauth/authorization-server.js';
 import type { Config } from '../config/index.js';
+import { createHttpOAuth } from '../http/oauth-setup.js';
 import { isLoopbackAddress } from '../http/origin.js';
 import { createHttpServer, type HttpServer } from '../http/server.js';
 import type { TlsMaterial } from '../http/tls.js';
@@ -41,6 +43,32 @@ export async function openHttpService(
     login: (username, password, clientAddress) =>
       auth.sessions.login(username, password, clientAddress),
   });
+  const oauthSettings = config.auth.oauth;
+  const authorizationServer = oauthSettings.server.enabled
+    ? createAuthorizationServer(auth, oauthSettings, { loopbackIssuer: loopback })
+    : null;
+  try {
+    // The first start makes the signing key, so the JWKS is never empty once serving.
+    await authorizationServer?.keys.current();
+  } catch (error) {
+    await auth.close();
+    throw error;
+  }
+  const oauth = createHttpOAuth({
+    config,
+    local: authorizationServer?.local ?? null,
+    resourceName: app.dispatcher.serverInfo.name,
+  });
+  if (
+    oauthSettings.requireAuthorization &&
+    oauthSettings.authorizationServers.length === 0 &&
+    oauthSettings.introspection.url === null &&
+    !oauthSettings.server.enabled
+  ) {
+    logger.warn(
+      'auth.oauth.requireAuthorization is on but no authorization server is configured: only pgmcp tokens can call /mcp',
+    );
+  }
   const http = createHttpServer({
     options: { ...config.http },
     dispatcher: app.dispatcher,
@@ -50,6 +78,7 @@ export async function openHttpService(
       verifier: auth,
       trustedProxies: config.auth.trustedProxies,
       proxyHeaders: config.auth.proxyHeaders,
+      oauth,
     },
     api: {
       auth,
@@ -59,6 +88,15 @@ export async function openHttpService(
       version: VERSION,
       llm: llmDeps(config, app, logger, process.env, auth),
     },
+    ...(authorizationServer
+      ? {
+          oauthServer: {
+            server: authorizationServer,
+            auth,
+            scopesSupported: oauthSettings.scopesSupported,
+          },
+        }
+      : {}),
     health: () => app.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
     web: { root: defaultWebRoot() },

@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import {
   DEFAULT_TOKEN_LIFETIME,
+  oauthRotateKeys,
   tokenCreate,
   tokenList,
   tokenRevoke,
@@ -180,6 +181,19 @@ stateOptions(
 ).action(async (idOrPrefix: string, options: CommonOptions) => {
   try {
     await tokenRevoke(configFrom(options), options.logLevel, idOrPrefix);
+  } catch (error) {
+    fail(error);
+  }
+});
+
+const oauth = program.command('oauth').description('the built-in OAuth authorization server');
+stateOptions(
+  oauth
+    .command('rotate-keys')
+    .description('make a new token signing key; the old one stays published for a day'),
+).action(async (options: CommonOptions) => {
+  try {
+    await oauthRotateKeys(configFrom(options), options.logLevel);
   } catch (error) {
     fail(error);
   }

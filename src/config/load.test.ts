@@ -115,6 +115,7 @@ describe('loadConfig defaults', () => {
           windowSeconds: 900,
           lockSeconds: 900,
         },
+        oauth: configSchema.parse({}).auth.oauth,
       },
       audit: { database: true, file: null },
       tools: {},

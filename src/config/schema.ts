@@ -290,6 +290,114 @@ const headerName = z
   .regex(/^[A-Za-z0-9-]+$/, { error: 'expected an HTTP header name such as X-User-Id' })
   .transform((name) => name.toLowerCase());
 
+// --- OAuth 2.1 (issue 9): resource server, and optionally a built-in authorization server ---
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** https, or http on a loopback name: an issuer or endpoint fetched keys or tokens must not be spoofable. */
+export function isSecureOrLoopbackUrl(value: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  if (url.protocol === 'https:') return true;
+  return (
+    url.protocol === 'http:' &&
+    (LOOPBACK_NAMES.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname))
+  );
+}
+
+const secureUrl = (what: string) =>
+  z
+    .string({ error: 'expected a string' })
+    .refine((v) => isSecureOrLoopbackUrl(v) && !v.includes('#') && !v.includes('?'), {
+      error: `expected an https:// ${what} (http:// only on localhost or 127.0.0.1), without query or fragment`,
+    });
+
+// A claim path: dot-separated names into the token's claims (realm_access.roles).
+const claimPath = z
+  .string({ error: 'expected a string' })
+  .regex(/^[A-Za-z0-9_:/$-]+(\.[A-Za-z0-9_:/$-]+){0,7}$/, {
+    error: 'expected a claim name or dotted path such as sub or realm_access.roles',
+  });
+
+const scopeName = z
+  .string({ error: 'expected a string' })
+  .regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/, {
+    error: 'expected a scope such as analyst or mcp:read',
+  });
+
+const oauthServerSchema = section({
+  /** Serve a built-in authorization server for pgmcp's users (login, consent, tokens). */
+  enabled: bool().default(false),
+  /** The issuer identifier; null: this server's origin as the request reaches it. */
+  issuer: secureUrl('issuer URL').nullable().default(null),
+  accessTokenTtlSeconds: intIn(60, 86_400).default(900),
+  refreshTokenTtlSeconds: intIn(300).default(2_592_000),
+  codeTtlSeconds: intIn(10, 600).default(60),
+  /** RFC 7591 registration at /oauth/register. */
+  dynamicRegistration: bool().default(true),
+  /** Client IDs that are https URLs of client metadata documents. */
+  clientMetadataDocuments: bool().default(true),
+  /** Scopes granted when a client asks for none; empty: the user's roles. */
+  defaultScopes: stringList(scopeName).default([]),
+}).prefault({});
+
+const oauthSchema = section({
+  /** Every MCP request needs a verified token (seed 004 RequireAuthorization). */
+  requireAuthorization: bool().default(false),
+  /** Issuers whose access tokens are accepted, advertised in the protected resource metadata. */
+  authorizationServers: stringList(secureUrl('issuer URL')).default([]),
+  /** Scopes advertised in the metadata and asked for in challenges. */
+  scopesSupported: stringList(scopeName).default([]),
+  /** The canonical resource URI tokens must name in aud; null: derived from each request. */
+  audience: secureUrl('resource URI').nullable().default(null),
+  /** Other aud values accepted (an IdP that names the API by an id, such as api://…). */
+  additionalAudiences: stringList(text()).default([]),
+  /** Where the metadata is served; null: /.well-known/oauth-protected-resource + the MCP path. */
+  protectedResourceMetadataPath: z
+    .string({ error: 'expected a string' })
+    .regex(/^\/[A-Za-z0-9._~/-]*$/, { error: 'expected a path starting with /' })
+    .nullable()
+    .default(null),
+  /** Leave out of lists what the caller may not use (as auth.filterToolsByRole). */
+  filterToolsByRole: bool().default(false),
+  /** Where in the claims the principal's parts are read from. */
+  claims: section({
+    userId: claimPath.default('sub'),
+    tenantId: claimPath.nullable().default(null),
+    /** A list (or space-separated string) of pgmcp roles; null: roles come from scopes only. */
+    roles: claimPath.nullable().default(null),
+    pgRole: claimPath.nullable().default(null),
+  }).prefault({}),
+  /** Scope → pgmcp roles; a scope not listed grants the role of the same name. */
+  scopeRoles: z
+    .record(scopeName, stringList(roleName), {
+      error: 'expected a mapping of scopes to role lists',
+    })
+    .default({}),
+  clockSkewSeconds: intIn(0, 300).default(30),
+  /** Bearer tokens longer than this are refused unread. */
+  maxTokenBytes: intIn(512, 65_536).default(8192),
+  /** Fetching issuer metadata and keys: time limit, cache, and the pause before a refetch on an unknown key id. */
+  jwks: section({
+    timeoutMs: intIn(100, 30_000).default(3000),
+    cacheSeconds: intIn(10).default(600),
+    cooldownSeconds: intIn(0).default(30),
+    maxBytes: intIn(1024, 4_194_304).default(262_144),
+  }).prefault({}),
+  /** RFC 7662 introspection for opaque (non-JWT) tokens; off while url is null. */
+  introspection: section({
+    url: secureUrl('introspection endpoint').nullable().default(null),
+    clientId: optionalText().default(null),
+    /** Environment variable holding the client secret (never the secret itself). */
+    clientSecretEnv: optionalText().default(null),
+    cacheSeconds: intIn(0, 3600).default(60),
+  }).prefault({}),
+  server: oauthServerSchema,
+});
+
 const authSchema = section({
   /**
    * Whether /mcp and /api/* need a bearer token. null: yes when the HTTP server is bound to a
@@ -326,6 +434,7 @@ const authSchema = section({
     windowSeconds: intIn(1).default(900),
     lockSeconds: intIn(1).default(900),
   }).prefault({}),
+  oauth: oauthSchema.prefault({}),
 });
 
 const auditSchema = section({

@@ -99,6 +99,11 @@ export interface ToolSpec {
    */
   allows?(principal: Principal): boolean;
   /**
+   * The roles behind allows, when it is "one of these roles": a refused caller is told which
+   * (as the OAuth scope to ask for in a 403 insufficient_scope challenge).
+   */
+  requiredRoles?: readonly string[];
+  /**
    * Whether this caller can know of it at all (an entry of databases it may not use). Absent:
    * everyone. Unlike allows, always applied: left out of every list, unknown on use.
    */

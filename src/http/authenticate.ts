@@ -6,10 +6,19 @@ import { BlockList, isIP } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import '../api/fastify-types.js';
-import { bearerFromHeader, isAuthFailure, type AuthFailure } from '../auth/index.js';
+import {
+  bearerFromHeader,
+  bearerKind,
+  isAuthFailure,
+  MAX_BEARER_LENGTH,
+  type AuthFailure,
+} from '../auth/index.js';
+import type { ResourceServer } from '../auth/oauth/resource-server.js';
+import { ErrorCodes } from '../core/errors.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
 import { RpcCodes } from '../mcp/jsonrpc.js';
 import { challenge, type ChallengeKind } from './challenge.js';
+import type { OAuthDiscovery } from './oauth-discovery.js';
 import { declarePrincipal } from './principal.js';
 import { sendJson, sendRpcError } from './replies.js';
 
@@ -28,7 +37,19 @@ export interface HttpAuthOptions {
   /** The MCP endpoint's paths; /api/* is guarded too. */
   mcpPaths: readonly string[];
   logger: Logger;
+  /** OAuth resource server (auth.oauth): tokens that are not pgmcp's own, and discovery. */
+  oauth?: HttpOAuth | null;
 }
+
+export interface HttpOAuth {
+  server: ResourceServer;
+  discovery: OAuthDiscovery;
+  /** auth.oauth.requireAuthorization: the MCP endpoint needs a verified caller. */
+  requireOnMcp: boolean;
+}
+
+/** Seconds a client should wait after a 503 because an issuer could not be reached. */
+const UNAVAILABLE_RETRY_S = 5;
 
 /** A stable key for "the same caller" (a legacy session belongs to the one who opened it). */
 export function principalKey(principal: Principal): string {
@@ -51,16 +72,49 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
   };
   let warnedSpoof = false;
 
+  const oauth = options.oauth ?? null;
   const refuse = (
     req: FastifyRequest,
     reply: FastifyReply,
     status: 401 | 403,
     kind: ChallengeKind,
     message: string,
+    extra: { code?: string; roles?: readonly string[] } = {},
   ): FastifyReply => {
-    reply.header('www-authenticate', challenge(kind, kind === 'missing' ? undefined : message));
+    const description = kind === 'missing' ? undefined : message;
+    reply.header(
+      'www-authenticate',
+      oauth
+        ? oauth.discovery.challengeFor(req, kind, {
+            ...(description ? { description } : {}),
+            ...(extra.roles ? { roles: extra.roles } : {}),
+          })
+        : challenge(kind, description),
+    );
     if (isApi(req)) return sendJson(reply, status, { error: message });
-    return sendRpcError(reply, status, RpcCodes.AUTH_REQUIRED, message);
+    const data = extra.code ? { code: extra.code } : undefined;
+    return sendRpcError(reply, status, RpcCodes.AUTH_REQUIRED, message, null, data);
+  };
+
+  /** A token pgmcp cannot judge now (its issuer is unreachable): 503, never a hang or a 500. */
+  const unavailable = (req: FastifyRequest, reply: FastifyReply, failure: AuthFailure) => {
+    const message = failure.description ?? 'The token issuer cannot be reached right now.';
+    reply.header('retry-after', String(UNAVAILABLE_RETRY_S));
+    if (isApi(req)) return sendJson(reply, 503, { error: message });
+    return sendRpcError(reply, 503, RpcCodes.INTERNAL_ERROR, message, null, {
+      code: failure.code ?? ErrorCodes.OAUTH_ISSUER_UNAVAILABLE,
+    });
+  };
+
+  /** pgmcp's own tokens by their shape; anything else is the OAuth resource server's. */
+  const verify = async (req: FastifyRequest, token: string): Promise<Principal | AuthFailure> => {
+    if (oauth && bearerKind(token) === null) {
+      return oauth.server.verify(token, {
+        resource: oauth.discovery.resourceFor(req),
+        origin: oauth.discovery.originOf(req),
+      });
+    }
+    return options.verifier ? options.verifier.authenticateBearer(token) : { reason: 'unknown' };
   };
 
   const fromProxy = (req: FastifyRequest): Principal | null => {
@@ -112,6 +166,7 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
         401,
         'invalid_request',
         'Send the token in the Authorization header, never in the URL.',
+        { code: ErrorCodes.OAUTH_TOKEN_IN_QUERY },
       );
     }
     const header = req.headers.authorization;
@@ -120,11 +175,15 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
     if (header !== undefined && optional) {
       // Routes that serve anonymous callers (login, user info) treat a bad token as none.
       const token = bearerFromHeader(header);
-      const verdict =
-        token && options.verifier ? await options.verifier.authenticateBearer(token) : null;
+      const verdict = token ? await verify(req, token) : null;
       if (verdict && !isAuthFailure(verdict)) principal = verdict;
     } else if (header !== undefined) {
       const token = bearerFromHeader(header);
+      if (token === null && /^Bearer[ \t]/i.test(header) && header.length > MAX_BEARER_LENGTH) {
+        return refuse(req, reply, 401, 'invalid_token', 'The bearer token is too large.', {
+          code: ErrorCodes.OAUTH_TOKEN_TOO_LARGE,
+        });
+      }
       if (token === null) {
         return refuse(
           req,
@@ -134,16 +193,16 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
           'The Authorization header must be "Bearer <token>".',
         );
       }
-      const verdict = options.verifier
-        ? await options.verifier.authenticateBearer(token)
-        : { reason: 'unknown' as const };
+      const verdict = await verify(req, token);
       if (isAuthFailure(verdict)) {
+        if (verdict.reason === 'unavailable') return unavailable(req, reply, verdict);
         return refuse(
           req,
           reply,
           401,
           'invalid_token',
-          'The bearer token is not valid (unknown, expired or revoked).',
+          verdict.description ?? 'The bearer token is not valid (unknown, expired or revoked).',
+          verdict.code ? { code: verdict.code } : {},
         );
       }
       principal = verdict;
@@ -152,7 +211,8 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
     }
     req.principal = principal;
     const anonymous = principal.kind === 'anonymous';
-    if (anonymous && !optional && (options.required || config.auth === 'required')) {
+    const mcpRequired = oauth?.requireOnMcp === true && !isApi(req);
+    if (anonymous && !optional && (options.required || mcpRequired || config.auth === 'required')) {
       return refuse(req, reply, 401, 'missing', 'Authentication required: send a bearer token.');
     }
     const roles = config.roles;
@@ -166,6 +226,7 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
         403,
         'insufficient_scope',
         `Forbidden: this needs one of the roles ${roles.join(', ')}.`,
+        { code: ErrorCodes.OAUTH_INSUFFICIENT_SCOPE, roles },
       );
     }
     return undefined;

@@ -15,6 +15,7 @@ import type { HttpSession, SessionStore } from './sessions.js';
 import { GET_STREAM_ID } from './sessions.js';
 import { parseEventId, SseStream, startSse } from './sse.js';
 import { challenge } from './challenge.js';
+import type { OAuthDiscovery } from './oauth-discovery.js';
 import { answerStateless, isStatelessLegacy } from './stateless.js';
 import { statusOf } from './status.js';
 
@@ -24,6 +25,8 @@ export interface McpRouteOptions {
   sessions: SessionStore;
   logger: Logger;
   keepAliveMs: number;
+  /** With OAuth: challenges name the protected resource metadata and the scope to ask for. */
+  discovery?: OAuthDiscovery | null;
 }
 
 const RETRY_MS = 1000;
@@ -57,6 +60,18 @@ const noChannel = (request: JsonRpcRequest): never => {
 
 export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
   const { dispatcher, sessions, logger } = options;
+
+  /** 401: sign in; 403: a role is missing, named as the scope to ask for (step-up). */
+  const challengeOf = (req: FastifyRequest, status: 401 | 403, response: unknown): string => {
+    const kind = status === 401 ? 'missing' : 'insufficient_scope';
+    const data = (response as { error?: { data?: { requiredRoles?: unknown } } }).error?.data;
+    const roles = Array.isArray(data?.requiredRoles) ? (data.requiredRoles as string[]) : undefined;
+    if (!options.discovery) return challenge(kind);
+    return options.discovery.challengeFor(req, kind, {
+      ...(status === 403 ? { description: 'The token lacks the scope this needs.' } : {}),
+      ...(roles ? { roles } : {}),
+    });
+  };
 
   /** Find the session a legacy request names, or answer 400/404 and return null. */
   const sessionFor = (
@@ -206,8 +221,9 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     const headers = named ? { ...sessionHeaders } : {};
     if (timings.header) headers['server-timing'] = timings.header;
     const status = statusOf(outcome);
-    if (status === 401) headers['www-authenticate'] = challenge('missing');
-    if (status === 403) headers['www-authenticate'] = challenge('insufficient_scope');
+    if (status === 401 || status === 403) {
+      headers['www-authenticate'] = challengeOf(req, status, outcome.response);
+    }
     sendJson(reply, status, outcome.response, headers);
   };
 
@@ -256,8 +272,9 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       }
       const status = statusOf(stateless.outcome);
       const headers: Record<string, string> = {};
-      if (status === 401) headers['www-authenticate'] = challenge('missing');
-      if (status === 403) headers['www-authenticate'] = challenge('insufficient_scope');
+      if (status === 401 || status === 403) {
+        headers['www-authenticate'] = challengeOf(req, status, stateless.outcome.response);
+      }
       sendJson(reply, status, stateless.outcome.response, headers);
       return;
     }

@@ -8,6 +8,7 @@ import { registerApiRoutes, type ApiDeps } from '../api/index.js';
 import { registerAuthentication, type HttpAuthOptions } from './authenticate.js';
 import { NO_EDGE, registerEdge, type EdgeOptions } from './edge.js';
 import { registerMcpRoutes } from './mcp-route.js';
+import { registerOAuthServer, type OAuthServerRoutes } from './oauth-server/index.js';
 import { createOriginPolicy } from './origin.js';
 import { sendJson, sendRpcError } from './replies.js';
 import { createSessionStore, type SessionStore } from './sessions.js';
@@ -42,6 +43,8 @@ export interface HttpServerDeps {
   /** The REST API under /api (absent: no /api routes). */
   api?: Omit<ApiDeps, 'logger' | 'clientAddress'>;
   health(): Promise<HealthReport>;
+  /** The built-in OAuth authorization server (auth.oauth.server.enabled); needs auth.oauth. */
+  oauthServer?: Omit<OAuthServerRoutes, 'discovery'>;
   /** TLS, CORS, /api security headers, rate limits (edge.ts); all off when absent. */
   edge?: EdgeOptions;
   /** The web client at / (web-client.ts): the directory of its build; absent: no web client. */
@@ -99,6 +102,11 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     return undefined;
   });
 
+  // RFC 9728 metadata: public, outside the guarded paths, so no hook refuses or limits it.
+  const discovery = deps.auth?.oauth?.discovery ?? null;
+  discovery?.register(app);
+  if (discovery && deps.oauthServer) registerOAuthServer(app, { ...deps.oauthServer, discovery });
+
   registerAuthentication(app, {
     required: false,
     verifier: null,
@@ -145,6 +153,7 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     sessions,
     logger,
     keepAliveMs: options.keepAliveMs,
+    discovery,
   });
 
   app.get('/health', async (_req, reply) => {

@@ -19,8 +19,9 @@ export function authRequired(message: string): RpcError {
 }
 
 /** -32001 for a signed-in caller whose roles do not allow what it asked for. */
-export function forbidden(message: string): RpcError {
-  return new RpcError(RpcCodes.AUTH_REQUIRED, message, undefined, 'forbidden');
+export function forbidden(message: string, requiredRoles?: readonly string[]): RpcError {
+  const data = requiredRoles?.length ? { requiredRoles: [...requiredRoles] } : undefined;
+  return new RpcError(RpcCodes.AUTH_REQUIRED, message, data, 'forbidden');
 }
 
 /** An unknown resource: -32002 in the legacy era, -32602 with data.uri in 2026-07-28. */
@@ -43,7 +44,8 @@ export function protocolErrorOf(error: unknown, era: Era, resourceUri?: string):
   if (!isAppError(error)) return null;
   if (error.category === 'auth') return authRequired(error.message);
   if (error.category === 'forbidden' && error.code === ErrorCodes.AUTH_REQUIRED) {
-    return forbidden(error.message);
+    const roles = error.details?.['requiredRoles'];
+    return forbidden(error.message, Array.isArray(roles) ? (roles as string[]) : undefined);
   }
   if (error.code === ErrorCodes.CAPABILITY_MISSING && era === 'modern') {
     return new RpcError(RpcCodes.MISSING_CAPABILITY, error.message, {

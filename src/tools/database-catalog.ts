@@ -127,10 +127,15 @@ export function createDatabaseCatalogs(
     slot: Slot,
     key: string,
     holders: readonly string[],
-  ): Pick<ToolSpec, 'allows' | 'inScope'> => {
+  ): Pick<ToolSpec, 'allows' | 'inScope' | 'requiredRoles'> => {
     const specs = holders.map((h) => lookup(directory.get(h)!.registry, slot, key));
     const gated = specs.some((s) => s?.allows !== undefined);
+    // The roles to name in a refusal: those of every database's definition together.
+    const roles = [
+      ...new Set(specs.flatMap((s) => (s && 'requiredRoles' in s ? (s.requiredRoles ?? []) : []))),
+    ];
     return {
+      ...(roles.length > 0 ? { requiredRoles: roles } : {}),
       inScope: (principal) => holders.some((h) => may(principal, h)),
       ...(gated
         ? {

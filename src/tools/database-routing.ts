@@ -88,10 +88,13 @@ export function registerDatabaseRouting(
 ): void {
   const names = directory.targets.map((t) => t.name);
   const model = directory.get(directory.defaultName)!.registry;
-  const gate = (name: string): Pick<ToolSpec, 'allows'> => {
+  const gate = (name: string): Pick<ToolSpec, 'allows' | 'requiredRoles'> => {
     const roles = options.toolRoles?.[name] ?? [];
     return roles.length > 0
-      ? { allows: (principal) => roles.some((r) => principal.roles.includes(r)) }
+      ? {
+          allows: (principal) => roles.some((r) => principal.roles.includes(r)),
+          requiredRoles: roles,
+        }
       : {};
   };
 

@@ -58,6 +58,7 @@ export type Handler = (
 /** Anything a list holds: some callers may not use it. */
 export interface Gated {
   allows?(principal: Principal): boolean;
+  requiredRoles?: readonly string[];
   inScope?(principal: Principal): boolean;
 }
 
@@ -73,13 +74,18 @@ export const canUse = (item: Gated, principal: Principal): boolean =>
  * authenticate (-32001; HTTP 401 with a challenge), a signed-in caller is refused for want of
  * a role (HTTP 403, insufficient_scope).
  */
-export function deniedError(kind: string, name: string, principal: Principal): RpcError {
+export function deniedError(
+  kind: string,
+  name: string,
+  principal: Principal,
+  requiredRoles?: readonly string[],
+): RpcError {
   if (principal.kind === 'anonymous' || principal.userId === null) {
     return authRequired(
       `Authentication required: the ${kind} ${name} needs an authenticated caller.`,
     );
   }
-  return forbidden(`Forbidden: your roles do not allow the ${kind} ${name}.`);
+  return forbidden(`Forbidden: your roles do not allow the ${kind} ${name}.`, requiredRoles);
 }
 
 /** The named tool or prompt, if it exists (-32602 otherwise) and this caller may use it. */
@@ -95,7 +101,7 @@ export function usable<T extends Gated>(
       `Unknown ${kind}: ${name}. Call ${kind}s/list to see the ${kind}s.`,
     );
   }
-  if (!canUse(found, principal)) throw deniedError(kind, name, principal);
+  if (!canUse(found, principal)) throw deniedError(kind, name, principal, found.requiredRoles);
   return found;
 }
 

@@ -45,8 +45,10 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
   // tools.<name>.roles: only callers with one of the roles may use that tool.
   const add = (spec: ToolSpec): void => {
     const roles = deps.toolRoles?.[spec.name] ?? [];
-    if (roles.length > 0)
+    if (roles.length > 0) {
       spec.allows = (principal) => roles.some((r) => principal.roles.includes(r));
+      spec.requiredRoles = roles;
+    }
     registry.addTool(spec);
   };
   const timeout = deps.limits.statementTimeoutMs;

@@ -127,6 +127,8 @@ export function deriveRoutineTools(
     // Listed only to callers who may run it (docs/sql-tools.md, "Who sees what").
     if (derived.routine.annotations.authorize !== null) {
       spec.allows = (principal) => isAuthorized(derived, principal);
+      const roles = derived.routine.annotations.authorize;
+      if (roles.length > 0) spec.requiredRoles = roles;
     }
     tools.push(spec);
   }
