@@ -1,12 +1,8 @@
 // pgmcp command line: the composition root and the only code that writes to stdout/stderr.
+// Each command's code is imported when that command runs (cold start: a stdio server is
+// spawned per session and must answer quickly; `--version` loads next to nothing).
 import { Command } from 'commander';
-import {
-  DEFAULT_TOKEN_LIFETIME,
-  tokenCreate,
-  tokenList,
-  tokenRevoke,
-  userCommand,
-} from './auth-commands.js';
+import type { tokenCreate, userCommand } from './auth-commands.js';
 import {
   common,
   configFrom,
@@ -15,10 +11,11 @@ import {
   logLevelOption,
   type CommonOptions,
 } from './commands.js';
-import { doctor } from './doctor.js';
-import { embed, type EmbedOptions } from './embed.js';
-import { install } from './install.js';
+import type { EmbedOptions } from './embed.js';
+import { DEFAULT_TOKEN_LIFETIME } from './token-lifetime.js';
 import { VERSION } from './version.js';
+
+const authCommands = () => import('./auth-commands.js');
 
 const program = new Command()
   .name('pgmcp')
@@ -31,6 +28,7 @@ common(
   program.command('doctor').description('check the database connection and how safe the role is'),
 ).action(async (options: CommonOptions) => {
   try {
+    const { doctor } = await import('./doctor.js');
     process.exitCode = await doctor(configFrom(options));
   } catch (error) {
     fail(error);
@@ -43,6 +41,7 @@ common(
     .description('install or upgrade the SQL handler registry (schema mcp) in the database'),
 ).action(async (options: CommonOptions) => {
   try {
+    const { install } = await import('./install.js');
     process.exitCode = await install(configFrom(options));
   } catch (error) {
     fail(error);
@@ -69,6 +68,7 @@ common(
     if (options.createIndex !== undefined && !['hnsw', 'ivfflat'].includes(options.createIndex)) {
       throw new Error(`--create-index must be hnsw or ivfflat, not ${options.createIndex}`);
     }
+    const { embed } = await import('./embed.js');
     process.exitCode = await embed(configFrom(options), options);
   } catch (error) {
     fail(error);
@@ -108,6 +108,7 @@ stateOptions(
     .option('--json', 'print the token and its record as JSON'),
 ).action(async (options: CommonOptions & Parameters<typeof tokenCreate>[2]) => {
   try {
+    const { tokenCreate } = await authCommands();
     await tokenCreate(configFrom(options), options.logLevel, options);
   } catch (error) {
     fail(error);
@@ -122,6 +123,7 @@ stateOptions(
     .option('--json', 'print JSON'),
 ).action(async (options: CommonOptions & { json?: boolean; active?: boolean }) => {
   try {
+    const { tokenList } = await authCommands();
     await tokenList(configFrom(options), options.logLevel, options);
   } catch (error) {
     fail(error);
@@ -135,6 +137,7 @@ stateOptions(
     .argument('<id-or-prefix>', 'the id or the prefix shown by token list'),
 ).action(async (idOrPrefix: string, options: CommonOptions) => {
   try {
+    const { tokenRevoke } = await authCommands();
     await tokenRevoke(configFrom(options), options.logLevel, idOrPrefix);
   } catch (error) {
     fail(error);
@@ -157,6 +160,7 @@ const userAction = (
       json?: boolean;
     };
     try {
+      const { userCommand } = await authCommands();
       await userCommand(configFrom(options), options.logLevel, action, name, options);
     } catch (error) {
       fail(error);

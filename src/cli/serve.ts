@@ -4,10 +4,8 @@ import YAML from 'yaml';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import { isLoopbackAddress } from '../http/origin.js';
-import { createHttpServer } from '../http/server.js';
-import { loadTlsMaterial } from '../http/tls.js';
 import { startStdioServer } from '../mcp/stdio.js';
-import { createAuditLog, openAuth, type AuditLog, type Authenticator } from '../auth/index.js';
+import type { AuditLog, Authenticator } from '../auth/index.js';
 import { registerAuthenticateUser } from '../tools/builtin/index.js';
 import { configError } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
@@ -23,8 +21,18 @@ export function printConfig(config: Config): void {
 /** `extension`: test compositions only (the conformance fixture server). */
 export async function serve(config: Config, extension?: AppExtension): Promise<void> {
   const logger = createLogger(config.log.level);
+  // The HTTP stack and the state database's code load only for HTTP: a stdio server (spawned
+  // per session by desktop clients, which wait for its first answer) never needs them.
+  const web =
+    config.transport === 'http'
+      ? await Promise.all([
+          import('../http/server.js'),
+          import('../http/tls.js'),
+          import('../auth/index.js'),
+        ])
+      : null;
   // Read before the database starts, so a bad certificate path fails fast (exit 2).
-  const tls = config.transport === 'http' ? loadTlsMaterial(config.http.tls) : null;
+  const tls = web ? web[1].loadTlsMaterial(config.http.tls) : null;
   const app = await createApp(config, logger, extension);
   let stopping = false;
   const stop = async (code: number, why: string): Promise<void> => {
@@ -70,6 +78,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     app.dispatcher.bindSessions(() => [server.session]);
     // stdio opens no state database: tool calls are audited to audit.file when there is one.
     if (config.audit.file !== null) {
+      const { createAuditLog } = await import('../auth/index.js');
       const audit = createAuditLog({
         db: null,
         file: config.audit.file,
@@ -90,6 +99,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     return;
   }
 
+  const [{ createHttpServer }, , { openAuth }] = web!;
   const loopback = isLoopbackAddress(config.http.host);
   const required = config.auth.required ?? !loopback;
   if (!required && !loopback) {

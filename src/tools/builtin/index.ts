@@ -47,7 +47,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
     const roles = deps.toolRoles?.[spec.name] ?? [];
     if (roles.length > 0)
       spec.allows = (principal) => roles.some((r) => principal.roles.includes(r));
-    registry.addTool(spec);
+    registry.addTool(spec, { compileOnFirstCall: true });
   };
   const timeout = deps.limits.statementTimeoutMs;
   if (deps.queryDatabase) {
