@@ -1,6 +1,5 @@
 // `pgmcp serve`: stdio for desktop clients, Streamable HTTP for teams.
 import type { Logger } from 'pino';
-import YAML from 'yaml';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import { isLoopbackAddress } from '../http/origin.js';
@@ -14,7 +13,8 @@ import { createApp, type App, type AppExtension } from './app.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
 
-export function printConfig(config: Config): void {
+export async function printConfig(config: Config): Promise<void> {
+  const { default: YAML } = await import('yaml');
   process.stdout.write(YAML.stringify(redactConfig(config)));
 }
 
