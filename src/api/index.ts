@@ -4,7 +4,10 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoutes } from './admin-routes.js';
+import { registerCompactRoute } from './compact-route.js';
+import { registerConversationRoutes } from './conversation-routes.js';
 import { registerDatabaseRoutes } from './database-routes.js';
+import { registerLlmRoutes } from './llm-routes.js';
 import type { ApiDeps } from './deps.js';
 import { createErrorHandler } from './errors.js';
 import { registerSessionRoutes } from './session-routes.js';
@@ -12,6 +15,7 @@ import { useStrictJson } from './validation.js';
 import './fastify-types.js';
 
 export type { ApiDeps } from './deps.js';
+export type { ApiLlmDeps } from './llm-routes.js';
 export { ADMIN_ROLE } from './guard.js';
 export { DEFAULT_TOKEN_LIFETIME } from './admin-routes.js';
 export type { TokenView, UserView } from './views.js';
@@ -48,6 +52,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
       registerSessionRoutes(scope, deps);
       registerAdminRoutes(scope, deps);
       if (deps.databases) registerDatabaseRoutes(scope, deps.databases);
+      if (deps.llm) registerLlmRoutes(scope, deps.llm, deps.logger);
+      registerConversationRoutes(scope, deps.auth.conversations);
+      registerCompactRoute(scope);
       scope.get('/openapi.json', { config: { auth: 'optional' } }, async () => scope.swagger());
     },
     { prefix: API_PREFIX },

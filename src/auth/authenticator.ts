@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
 import { createAuditLog, type AuditLog } from './audit.js';
+import { createConversationStore, type ConversationStore } from './conversation-store.js';
 import type { LockoutPolicy } from './lockout.js';
 import { bearerKind, hashBearer, type ScryptParams } from './secrets.js';
 import {
@@ -26,6 +27,8 @@ export interface Authenticator {
   readonly users: UserStore;
   readonly sessions: SessionStore;
   readonly audit: AuditLog;
+  /** Each signed-in caller's chat history (GET /api/conversations, the chat loop). */
+  readonly conversations: ConversationStore;
   /** `Authorization: Bearer <raw>` → who is calling, or why not. Never throws for a bad token. */
   authenticateBearer(rawToken: string): Promise<Principal | AuthFailure>;
   /** Flushes the audit log; closes the state database when this authenticator opened it. */
@@ -109,6 +112,7 @@ export function createAuth(db: StateDb, options: AuthOptions): Authenticator {
     users,
     sessions,
     audit,
+    conversations: createConversationStore(db),
     async authenticateBearer(rawToken) {
       const kind = typeof rawToken === 'string' ? bearerKind(rawToken.trim()) : null;
       if (kind === null) return { reason: 'malformed' };

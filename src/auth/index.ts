@@ -49,6 +49,20 @@ export {
   type LoginResult,
   type SessionStore,
 } from './session-store.js';
+export {
+  CONVERSATION_ID_PATTERN,
+  CONVERSATION_LIMITS,
+  createConversationStore,
+  keepsConversations,
+  newConversationId,
+  type ConversationInput,
+  type ConversationRecord,
+  type ConversationSettings,
+  type ConversationStoreOptions,
+  type ConversationStore,
+  type ConversationSummary,
+  type TokenUsage,
+} from './conversation-store.js';
 export { createLockout, DEFAULT_LOCKOUT, type Lockout, type LockoutPolicy } from './lockout.js';
 export {
   actorOf,

@@ -52,6 +52,8 @@ export interface RoutineAnnotations {
   /** `@authorize role, …`: null when absent; [] means any authenticated caller. */
   authorize: string[] | null;
   tags: string[];
+  /** NpgsqlRest's `@rate_limiter [policy]`: noted only to warn that MCP calls bypass it. */
+  rateLimiter?: string;
 }
 
 export interface RoutineDescriptor {
@@ -96,6 +98,7 @@ export function parseRoutineComment(comment: string): RoutineAnnotations | null 
   let explicit: string | null = null;
   let authorize: string[] | null = null;
   let tags: string[] = [];
+  let rateLimiter: string | undefined;
   const prose: string[] = [];
   const list = (text: string): string[] =>
     text
@@ -128,6 +131,10 @@ export function parseRoutineComment(comment: string): RoutineAnnotations | null 
       case 'tags':
         tags = list(rest);
         break;
+      case 'rate_limiter':
+      case 'rate_limiter_policy':
+        rateLimiter = rest === '' ? '(default policy)' : rest;
+        break;
       default:
         // Annotations for other tools (e.g. NpgsqlRest's @http) are neither prose nor ours.
         break;
@@ -135,7 +142,9 @@ export function parseRoutineComment(comment: string): RoutineAnnotations | null 
   }
   if (!enabled) return null;
   const description = explicit ?? mcpText ?? (prose.length > 0 ? prose.join('\n') : null);
-  return { name, description, authorize, tags };
+  return rateLimiter === undefined
+    ? { name, description, authorize, tags }
+    : { name, description, authorize, tags, rateLimiter };
 }
 
 // ---------------------------------------------------------------------------------------------

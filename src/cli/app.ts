@@ -191,11 +191,16 @@ export async function createApp(
           statementTimeoutMs: entry.statementTimeoutMs,
           maxRows: entry.maxRows,
           maxResultBytes: entry.maxResultBytes,
+          enabled: config.database.routineTools,
           ...(config.database.routineSchemas.length > 0
             ? { schemas: config.database.routineSchemas }
             : {}),
         },
-        handlers: { statementTimeoutMs: entry.statementTimeoutMs, allowWrites: entry.allowWrites },
+        handlers: {
+          statementTimeoutMs: entry.statementTimeoutMs,
+          allowWrites: entry.allowWrites,
+          mode: config.registry.mode,
+        },
       }),
     );
   }
@@ -256,7 +261,11 @@ export async function createApp(
     registry,
     logger,
     shutdown: shutdown.signal,
-    serverInfo: { name: config.server.name ?? db.name, version: VERSION, title: 'pgmcp' },
+    serverInfo: {
+      name: config.server.name ?? db.name,
+      version: config.server.version ?? VERSION,
+      title: 'pgmcp',
+    },
     instructions: config.server.instructions,
     toolDescriptionSuffix: config.server.toolDescriptionSuffix,
     signer,

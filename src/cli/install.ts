@@ -2,12 +2,26 @@
 import type pg from 'pg';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import { redactUrl, type Config } from '../config/index.js';
-import { applyRegistryScripts, pgRunner } from '../tools/handlers/install.js';
+import {
+  applyPgmiInterface,
+  applyRegistryScripts,
+  grantRuntime,
+  parseCompatNames,
+  pgRunner,
+} from '../tools/handlers/install.js';
 import { createDatabase } from '../db/database.js';
 import { createLogger } from './logger.js';
 import { installCatalogTrigger } from '../catalog/watch.js';
 
-export async function install(config: Config): Promise<number> {
+export interface InstallOptions {
+  /** Interfaces of other systems to add over the registry (`--names pgmi`). */
+  names?: string;
+  /** The role pgmcp serves as: give it what it needs (`--grant-runtime ROLE`). */
+  grantRuntime?: string;
+}
+
+export async function install(config: Config, options: InstallOptions = {}): Promise<number> {
+  const names = parseCompatNames(options.names);
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
   out(
     `database: ${config.database.url ? redactUrl(config.database.url) : `embedded PGlite at ${config.embedded.dataDir}`}`,
@@ -32,6 +46,16 @@ export async function install(config: Config): Promise<number> {
           ? `applied: ${outcome.applied.join(', ')}`
           : 'already up to date; nothing applied',
       );
+      if (names.includes('pgmi')) {
+        await applyPgmiInterface(pgRunner(client));
+        out(
+          'pgmi interface: schema api (api.mcp_handle_request, api.create_or_replace_mcp_handler, …)',
+        );
+      }
+      if (options.grantRuntime) {
+        await grantRuntime(pgRunner(client), options.grantRuntime, names);
+        out(`runtime grants: given to role ${options.grantRuntime}`);
+      }
       // The event trigger that tells a running pgmcp about DDL (else it polls).
       const trigger = await installCatalogTrigger(client);
       out(

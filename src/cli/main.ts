@@ -11,7 +11,9 @@ import {
   logLevelOption,
   type CommonOptions,
 } from './commands.js';
+import type { ImportOptions } from './config-import.js';
 import type { EmbedOptions } from './embed.js';
+import type { InstallOptions } from './install.js';
 import { DEFAULT_TOKEN_LIFETIME } from './token-lifetime.js';
 import { VERSION } from './version.js';
 
@@ -38,15 +40,39 @@ common(
 common(
   program
     .command('install')
-    .description('install or upgrade the SQL handler registry (schema mcp) in the database'),
-).action(async (options: CommonOptions) => {
+    .description('install or upgrade the SQL handler registry (schema mcp) in the database')
+    .option('--names <list>', "also add another system's SQL interface over it: pgmi (schema api)")
+    .option(
+      '--grant-runtime <role>',
+      'grant the role pgmcp serves as what it needs to read the registry and run handlers',
+    ),
+).action(async (options: CommonOptions & InstallOptions) => {
   try {
     const { install } = await import('./install.js');
-    process.exitCode = await install(configFrom(options));
+    process.exitCode = await install(configFrom(options), options);
   } catch (error) {
     fail(error);
   }
 });
+
+program
+  .command('config')
+  .description('work with configuration files')
+  .command('import')
+  .description(
+    "convert a pgEdge postgres-mcp.yaml or an NpgsqlRest appsettings.json to pgmcp's YAML",
+  )
+  .argument('<file>', 'the file to convert')
+  .requiredOption('--from <system>', 'what wrote the file: pgedge or npgsqlrest')
+  .option('--out <file>', 'write the config here instead of standard output')
+  .action(async (file: string, options: ImportOptions) => {
+    try {
+      const { configImport } = await import('./config-import.js');
+      process.exitCode = configImport(file, options);
+    } catch (error) {
+      fail(error);
+    }
+  });
 
 common(
   program

@@ -10,6 +10,7 @@ import { configError } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/database.js';
 import { createApp, type App, type AppExtension } from './app.js';
+import { llmDeps } from './llm.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
 
@@ -135,7 +136,12 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       trustedProxies: config.auth.trustedProxies,
       proxyHeaders: config.auth.proxyHeaders,
     },
-    api: { auth, databases: app.directory, version: VERSION },
+    api: {
+      auth,
+      databases: app.directory,
+      version: VERSION,
+      llm: llmDeps(config, app, logger, process.env, auth),
+    },
     health: () => app.health(),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
   });

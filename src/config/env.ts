@@ -47,6 +47,7 @@ const PARSERS: Record<EnvKind, (raw: string) => unknown> = {
 
 export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'server.name', env: 'PGMCP_SERVER_NAME', kind: 'string' },
+  { key: 'server.version', env: 'PGMCP_SERVER_VERSION', kind: 'string' },
   { key: 'server.instructions', env: 'PGMCP_INSTRUCTIONS', kind: 'string' },
   { key: 'server.toolDescriptionSuffix', env: 'PGMCP_TOOL_DESCRIPTION_SUFFIX', kind: 'string' },
   { key: 'server.stateSecret', env: 'PGMCP_STATE_SECRET', kind: 'string' },
@@ -72,6 +73,8 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'database.maxPlanRows', env: 'PGMCP_MAX_PLAN_ROWS', kind: 'number' },
   { key: 'database.showQueryText', env: 'PGMCP_SHOW_QUERY_TEXT', kind: 'bool' },
   { key: 'database.role', env: 'PGMCP_ROLE', kind: 'string' },
+  { key: 'database.routineTools', env: 'PGMCP_ROUTINE_TOOLS', kind: 'bool' },
+  { key: 'registry.mode', env: 'PGMCP_REGISTRY_MODE', kind: 'string' },
   { key: 'database.routineSchemas', env: 'PGMCP_ROUTINE_SCHEMAS', kind: 'list' },
   { key: 'database.exchangeLog.enabled', env: 'PGMCP_EXCHANGE_LOG', kind: 'bool' },
   { key: 'database.exchangeLog.logArguments', env: 'PGMCP_EXCHANGE_LOG_ARGUMENTS', kind: 'bool' },
@@ -131,6 +134,19 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   },
   { key: 'rateLimit.redis', env: 'PGMCP_RATE_LIMIT_REDIS', kind: 'string' },
   { key: 'rateLimit.redisKeyPrefix', env: 'PGMCP_RATE_LIMIT_REDIS_KEY_PREFIX', kind: 'string' },
+  // --- llm: providers and chat bounds (issue 12); providers themselves come from the file ---
+  { key: 'llm.default', env: 'PGMCP_LLM_DEFAULT', kind: 'string' },
+  { key: 'llm.fromEnv', env: 'PGMCP_LLM_FROM_ENV', kind: 'bool' },
+  { key: 'llm.systemPrompt', env: 'PGMCP_LLM_SYSTEM_PROMPT', kind: 'string' },
+  { key: 'llm.maxToolRounds', env: 'PGMCP_LLM_MAX_TOOL_ROUNDS', kind: 'int' },
+  { key: 'llm.maxOutputTokens', env: 'PGMCP_LLM_MAX_OUTPUT_TOKENS', kind: 'int' },
+  { key: 'llm.maxTokensPerRequest', env: 'PGMCP_LLM_MAX_TOKENS_PER_REQUEST', kind: 'int' },
+  { key: 'llm.maxSameFailures', env: 'PGMCP_LLM_MAX_SAME_FAILURES', kind: 'int' },
+  { key: 'llm.maxToolResultChars', env: 'PGMCP_LLM_MAX_TOOL_RESULT_CHARS', kind: 'int' },
+  { key: 'llm.contextTokens', env: 'PGMCP_LLM_CONTEXT_TOKENS', kind: 'int' },
+  { key: 'llm.compactAt', env: 'PGMCP_LLM_COMPACT_AT', kind: 'number' },
+  { key: 'llm.timeoutMs', env: 'PGMCP_LLM_TIMEOUT_MS', kind: 'int' },
+  { key: 'llm.maxRetries', env: 'PGMCP_LLM_MAX_RETRIES', kind: 'int' },
 ];
 
 export function envVariableNamed(name: string): EnvVariable | undefined {

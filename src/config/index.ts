@@ -1,5 +1,7 @@
 export { configSchema, LOG_LEVELS, TRANSPORTS } from './schema.js';
 export type { Config, EmbeddingsConfig, LogLevel, Transport } from './schema.js';
+export { LLM_PROVIDER_TYPES } from './llm.js';
+export type { LlmConfig, LlmProviderConfig, LlmProviderType } from './llm.js';
 export { loadConfig } from './load.js';
 export type { LoadConfigInput } from './load.js';
 export { parseHostPort } from './flags.js';
@@ -11,3 +13,5 @@ export { configError } from './issues.js';
 export { resolveDatabases, locationOf } from './databases.js';
 export type { DatabaseLocation, ResolvedDatabase } from './databases.js';
 export type { DatabaseEntry } from './schema.js';
+export { importConfig, IMPORT_SOURCES } from './import.js';
+export type { Imported, ImportSource } from './import.js';

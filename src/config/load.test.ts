@@ -37,6 +37,7 @@ describe('loadConfig defaults', () => {
     expect(config).toEqual({
       server: {
         name: null,
+        version: null,
         instructions: null,
         toolDescriptionSuffix: null,
         stateSecret: null,
@@ -78,11 +79,27 @@ describe('loadConfig defaults', () => {
         showQueryText: false,
         role: null,
         routineSchemas: [],
+        routineTools: true,
         exchangeLog: { enabled: true, logArguments: false },
       },
       databases: [],
       embedded: { dataDir: '/srv/app/.pgmcp/data', demo: true },
       embeddings: configSchema.parse({}).embeddings,
+      llm: {
+        default: null,
+        providers: {},
+        fromEnv: true,
+        systemPrompt: null,
+        maxToolRounds: 10,
+        maxOutputTokens: 4096,
+        maxTokensPerRequest: 200_000,
+        maxSameFailures: 3,
+        maxToolResultChars: 20_000,
+        contextTokens: 128_000,
+        compactAt: 0.8,
+        timeoutMs: 120_000,
+        maxRetries: 2,
+      },
       state: { url: null },
       auth: {
         required: null,
@@ -101,6 +118,7 @@ describe('loadConfig defaults', () => {
       },
       audit: { database: true, file: null },
       tools: {},
+      registry: { mode: 'auto' },
       log: { level: 'info' },
       rateLimit: {
         requestsPerMinute: null,
@@ -225,6 +243,7 @@ describe('precedence: flags > env > file > defaults', () => {
       [
         'server:',
         '  name: shop',
+        '  version: 2.1.0',
         '  instructions: Use read-only SQL.',
         '  toolDescriptionSuffix: (shop db)',
         '  stateSecret: 0123456789abcdef',
@@ -244,6 +263,7 @@ describe('precedence: flags > env > file > defaults', () => {
     const config = load({ config: path });
     expect(config.server).toEqual({
       name: 'shop',
+      version: '2.1.0',
       instructions: 'Use read-only SQL.',
       toolDescriptionSuffix: '(shop db)',
       stateSecret: '0123456789abcdef',

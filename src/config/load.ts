@@ -12,6 +12,7 @@ import type { SourcedValue } from './env.js';
 import { readFlags } from './flags.js';
 import type { ConfigFlags } from './flags.js';
 import { configError, issuesToError } from './issues.js';
+import { foldMcpOptions } from './npgsqlrest.js';
 import { configSchema } from './schema.js';
 import type { Config } from './schema.js';
 
@@ -103,6 +104,8 @@ function readConfigFile(
     if (isMapping(value))
       for (const key of Object.keys(value)) sources.set(`${section}.${key}`, path);
   }
+  // After the plain sources, so a folded key names the McpOptions key it came from.
+  foldMcpOptions(document, path, sources);
   return document;
 }
 

@@ -3,6 +3,7 @@
 // once, so a value is judged the same way wherever it came from.
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { llmSchema } from './llm.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export const TRANSPORTS = ['stdio', 'http'] as const;
@@ -73,6 +74,8 @@ const databaseUrl = z
 
 const serverSchema = section({
   name: optionalText().default(null),
+  /** serverInfo.version in initialize and server/discover; null: pgmcp's own version. */
+  version: optionalText().default(null),
   instructions: optionalText().default(null),
   toolDescriptionSuffix: optionalText().default(null),
   stateSecret: optionalText().default(null),
@@ -148,6 +151,8 @@ const databaseSchema = section({
   showQueryText: bool().default(false),
   /** Run every call as this role (SET LOCAL ROLE); null: the login role. */
   role: optionalText().default(null),
+  /** Serve functions and procedures annotated @mcp as tools (NpgsqlRest McpOptions.Enabled). */
+  routineTools: bool().default(true),
   /** Schemas scanned for @mcp functions and procedures; empty: every non-system schema. */
   routineSchemas: stringList(namePattern).default([]),
   /** One row per answered request in mcp.exchange, where the registry schema is installed. */
@@ -454,6 +459,14 @@ const logSchema = section({
   level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 });
 
+export const REGISTRY_MODES = ['auto', 'mcp', 'pgmi'] as const;
+const registrySchema = section({
+  /** Where SQL handlers come from: mcp (pgmcp's registry), pgmi (an existing pgmi deployment), auto. */
+  mode: z
+    .enum(REGISTRY_MODES, { error: `expected one of ${REGISTRY_MODES.join(', ')}` })
+    .default('auto'),
+});
+
 /** The sections, by name; messages about unknown keys list a section's valid keys from here. */
 export const SECTIONS = {
   server: serverSchema,
@@ -466,6 +479,8 @@ export const SECTIONS = {
   log: logSchema,
   rateLimit: rateLimitSchema,
   embeddings: embeddingsSchema,
+  llm: llmSchema,
+  registry: registrySchema,
 } as const;
 
 // prefault (not default) so a missing section is parsed from {} and gets its own defaults.
@@ -487,6 +502,8 @@ export const configSchema = z.strictObject(
     log: SECTIONS.log.prefault({}),
     rateLimit: SECTIONS.rateLimit.prefault({}),
     embeddings: SECTIONS.embeddings.prefault({}),
+    llm: SECTIONS.llm.prefault({}),
+    registry: SECTIONS.registry.prefault({}),
   },
   { error: 'expected a mapping of sections' },
 );
@@ -496,3 +513,4 @@ export type Config = z.infer<typeof configSchema>;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export type Transport = (typeof TRANSPORTS)[number];
 export type EmbeddingsConfig = Config['embeddings'];
+export type { LlmConfig, LlmProviderConfig, LlmProviderType } from './llm.js';

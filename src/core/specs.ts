@@ -90,6 +90,8 @@ export interface ToolSpec {
   inputSchema: JsonSchema;
   outputSchema?: JsonSchema;
   annotations?: ToolAnnotations;
+  /** Labels (registry `tags`, routine `@tags`): sent as `_meta.tags`; tools/list filters on them. */
+  tags?: readonly string[];
   /**
    * Whether this caller may use it. Absent: everyone. A caller who may not is refused on use
    * (401-style when anonymous, 403-style when signed in) and, with auth.filterToolsByRole,

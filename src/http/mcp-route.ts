@@ -15,6 +15,7 @@ import type { HttpSession, SessionStore } from './sessions.js';
 import { GET_STREAM_ID } from './sessions.js';
 import { parseEventId, SseStream, startSse } from './sse.js';
 import { challenge } from './challenge.js';
+import { answerStateless, isStatelessLegacy } from './stateless.js';
 import { statusOf } from './status.js';
 
 export interface McpRouteOptions {
@@ -210,19 +211,23 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     sendJson(reply, status, outcome.response, headers);
   };
 
+  const notAcceptable = (reply: FastifyReply): void => {
+    sendRpcError(
+      reply,
+      406,
+      RpcCodes.INVALID_REQUEST,
+      'Not Acceptable: the Accept header must include application/json and text/event-stream.',
+    );
+  };
+
   const post = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (
-      !accepts(req.headers.accept, 'application/json') ||
-      !accepts(req.headers.accept, 'text/event-stream')
-    ) {
-      sendRpcError(
-        reply,
-        406,
-        RpcCodes.INVALID_REQUEST,
-        'Not Acceptable: the Accept header must include application/json and text/event-stream.',
-      );
-      return;
-    }
+    // No Accept at all is read as JSON (seed clients: curl, gateways). A client that holds a
+    // session or speaks 2026-07-28 must admit both types; a sessionless legacy request is
+    // answered with plain JSON (see stateless.ts).
+    const accept = req.headers.accept;
+    const admitsJson = accept === undefined || accepts(accept, 'application/json');
+    const admitsBoth = admitsJson && accepts(accept, 'text/event-stream');
+    if (!admitsJson) return notAcceptable(reply);
     let message: unknown;
     try {
       message = JSON.parse(req.body as string);
@@ -234,6 +239,29 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       ? 'modern'
       : undefined;
     const incoming = inspect(message, headerEra);
+    const sessionless = header(req, 'mcp-session-id') === undefined;
+    if (
+      (incoming.kind === 'request' || incoming.kind === 'notification') &&
+      isStatelessLegacy(incoming, sessionless, admitsBoth)
+    ) {
+      const versionProblem = checkLegacyVersionHeader(req.headers);
+      if (versionProblem && incoming.kind === 'request') {
+        sendRpcError(reply, 400, RpcCodes.INVALID_REQUEST, versionProblem, incoming.request.id);
+        return;
+      }
+      const stateless = await answerStateless(dispatcher, incoming, req.headers, req.principal);
+      if (stateless.kind === 'accepted') {
+        reply.code(202).send();
+        return;
+      }
+      const status = statusOf(stateless.outcome);
+      const headers: Record<string, string> = {};
+      if (status === 401) headers['www-authenticate'] = challenge('missing');
+      if (status === 403) headers['www-authenticate'] = challenge('insufficient_scope');
+      sendJson(reply, status, stateless.outcome.response, headers);
+      return;
+    }
+    if (!admitsBoth && incoming.kind !== 'invalid') return notAcceptable(reply);
     switch (incoming.kind) {
       case 'invalid': {
         const delivery = await deliver(dispatcher, incoming, linkFor(req, null, noChannel));

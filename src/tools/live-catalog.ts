@@ -26,7 +26,12 @@ export interface LiveCatalogOptions {
   logger: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
   routines: Omit<RoutineToolOptions, 'warn'>;
   /** Registry handlers; omit to leave them out. */
-  handlers?: { statementTimeoutMs: number; allowWrites: boolean; exchangeLog?: ExchangeLog };
+  handlers?: {
+    statementTimeoutMs: number;
+    allowWrites: boolean;
+    exchangeLog?: ExchangeLog;
+    mode?: 'auto' | 'mcp' | 'pgmi';
+  };
 }
 
 export interface ReloadResult {

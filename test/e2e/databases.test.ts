@@ -282,10 +282,17 @@ describe.skipIf(!info)('several databases', () => {
       '/api/databases/select',
       '/api/login',
       '/api/user/info',
+      '/api/chat',
+      '/api/llm/providers',
+      '/api/llm/models',
+      '/api/llm/chat',
     ]) {
       expect(paths).toContain(path);
     }
     expect(res.json.paths['/api/login'].post.requestBody).toBeDefined();
+    expect(res.json.paths['/api/chat'].post.requestBody).toBeDefined();
+    expect(res.json.paths['/api/llm/chat'].post.requestBody).toBeDefined();
+    expect(res.json.paths['/api/llm/models'].get.parameters).toBeDefined();
     expect(paths.every((p: string) => p.startsWith('/api/'))).toBe(true);
   });
 

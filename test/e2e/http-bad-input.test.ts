@@ -156,7 +156,7 @@ describe.skipIf(!pg)('HTTP: bad input gets its proper error, and the server keep
     await stillServing();
   });
 
-  it('an unknown session id → 404; a missing one → 400', async () => {
+  it('an unknown session id → 404; no session → served statelessly (POST) or 400 (GET)', async () => {
     const unknown = await postRpc(
       url,
       { jsonrpc: '2.0', id: 1, method: 'ping' },
@@ -169,8 +169,12 @@ describe.skipIf(!pg)('HTTP: bad input gets its proper error, and the server keep
       { jsonrpc: '2.0', id: 1, method: 'ping' },
       { 'mcp-protocol-version': '2025-11-25' },
     );
-    expect(missing.status).toBe(400);
-    expect(missing.json).toMatchObject({ error: { code: -32600 } });
+    // A legacy request that names no session is answered on its own, as plain JSON, with no
+    // session created (docs/compatibility.md).
+    expect(missing.status).toBe(200);
+    expect(missing.headers['content-type']).toMatch(/^application\/json/);
+    expect(missing.headers['mcp-session-id']).toBeUndefined();
+    expect(missing.json).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
     const getMissing = await rawHttp(url, { headers: { accept: 'text/event-stream' } });
     expect(getMissing.status).toBe(400);
     await stillServing();

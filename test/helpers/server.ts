@@ -76,9 +76,9 @@ export function spawnPgmcp(
 
 function spawnNode(
   args: string[],
-  options: { env?: Record<string, string>; stdin?: 'pipe' | 'ignore' },
+  options: { env?: Record<string, string>; stdin?: 'pipe' | 'ignore'; node?: string },
 ): Spawned {
-  const child = spawn(process.execPath, args, {
+  const child = spawn(options.node ?? process.execPath, args, {
     cwd: REPO_ROOT,
     env: options.env ?? serverEnv(),
     stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
@@ -131,10 +131,17 @@ export interface HttpServer extends Spawned {
  */
 export async function startHttpServer(
   args: string[],
-  options: { env?: Record<string, string>; startTimeoutMs?: number; fixtures?: boolean } = {},
+  options: {
+    env?: Record<string, string>;
+    startTimeoutMs?: number;
+    fixtures?: boolean;
+    /** Another Node binary (the Node 22 of .tmp/node22); default: this one. */
+    node?: string;
+  } = {},
 ): Promise<HttpServer> {
   const spawned = spawnNode(serveScript(['--http', '127.0.0.1:0', ...args], options.fixtures), {
     env: options.env,
+    ...(options.node ? { node: options.node } : {}),
   });
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {

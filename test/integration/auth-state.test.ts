@@ -11,6 +11,7 @@ import {
   createAuth,
   isAuthFailure,
   LATEST_VERSION,
+  MIGRATIONS,
   migrateState,
   openStateDatabase,
   stateVersion,
@@ -75,7 +76,10 @@ function scenarios(open: () => Promise<StateDb>): void {
     expect(await stateVersion(db)).toBe(LATEST_VERSION);
     expect(await migrateState(db, { migrate: true })).toEqual([]);
     const { rows } = await db.query('SELECT version FROM pgmcp.schema_version');
-    expect(rows.map((r) => r.version)).toEqual([LATEST_VERSION]);
+    expect(rows.map((r) => r.version).sort((a, b) => a - b)).toEqual(
+      MIGRATIONS.map((m) => m.version),
+    );
+    expect(MIGRATIONS.at(-1)!.version).toBe(LATEST_VERSION);
   });
 
   it('a schema newer than this pgmcp is refused with a clear error', async () => {

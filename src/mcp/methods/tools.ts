@@ -3,10 +3,22 @@
 import { isAppError } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/specs.js';
 import { errorCodeOf, toolError, toolErrorResult } from '../errors.js';
-import { isObject } from '../jsonrpc.js';
+import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
 import { paginate } from '../pagination.js';
 import { prebuild } from '../serialize.js';
 import { requireString, usable, type FeatureOptions, type Handler, type Shared } from './shared.js';
+
+/** `params.tags` of tools/list: tools with at least one of them; absent or empty: all tools. */
+function tagFilter(tags: unknown): Set<string> | null {
+  if (tags === undefined || tags === null) return null;
+  if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string')) {
+    throw new RpcError(
+      RpcCodes.INVALID_PARAMS,
+      'tools/list: params.tags must be an array of strings.',
+    );
+  }
+  return tags.length > 0 ? new Set(tags as string[]) : null;
+}
 
 export function toolMethods(
   options: FeatureOptions,
@@ -25,6 +37,7 @@ export function toolMethods(
     if (spec.title !== undefined) tool['title'] = spec.title;
     if (spec.outputSchema !== undefined) tool['outputSchema'] = spec.outputSchema;
     if (spec.annotations !== undefined) tool['annotations'] = spec.annotations;
+    if (spec.tags !== undefined && spec.tags.length > 0) tool['_meta'] = { tags: spec.tags };
     return tool;
   };
   /**
@@ -49,8 +62,13 @@ export function toolMethods(
   return {
     async listTools(params, scope) {
       const shown = shared.visible(registry.tools(), scope.channel.principal);
-      const page = paginate(signer, 'tools', shown.items, params['cursor'], pageSize);
-      const tools = toolPage(shown.items, params['cursor'], page.items);
+      const wanted = tagFilter(params['tags']);
+      // A filtered list is a new array, so toolPage builds it rather than using the cache.
+      const items = wanted
+        ? shown.items.filter((t) => t.tags?.some((x) => wanted.has(x)))
+        : shown.items;
+      const page = paginate(signer, 'tools', items, params['cursor'], pageSize);
+      const tools = toolPage(items, params['cursor'], page.items);
       return { tools, ...page.next, ...shared.cacheHints(scope, shown.cacheScope) };
     },
 

@@ -36,6 +36,7 @@ export function toolSpec(db: Database, options: RegistryHandlerOptions, row: Han
       ),
   };
   if (row.output_schema) spec.outputSchema = row.output_schema;
+  if (row.tags.length > 0) spec.tags = row.tags;
   return gate(row, spec);
 }
 

@@ -100,3 +100,74 @@ function installError(error: unknown): unknown {
   }
   return error;
 }
+
+/** Interfaces of other systems `pgmcp install --names` can add over the registry. */
+export const COMPAT_NAMES = ['pgmi'] as const;
+export type CompatName = (typeof COMPAT_NAMES)[number];
+
+const PGMI_SCRIPT = fileURLToPath(new URL('../../../sql/compat/pgmi.sql', import.meta.url));
+/** The schema comment that marks an `api` schema as pgmcp's own (sql/compat/pgmi.sql). */
+export const PGMI_MARK = 'pgmcp pgmi interface';
+
+export function parseCompatNames(value: string | undefined): CompatName[] {
+  if (value === undefined) return [];
+  const names = value
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  for (const name of names) {
+    if (!(COMPAT_NAMES as readonly string[]).includes(name)) {
+      throw new AppError(
+        ErrorCodes.PGMI_NAMES_UNKNOWN,
+        `Unknown --names entry "${name}"; known: ${COMPAT_NAMES.join(', ')}.`,
+        { category: 'config' },
+      );
+    }
+  }
+  return names as CompatName[];
+}
+
+/**
+ * Who owns schema `api`: absent, pgmcp's pgmi interface, or someone else (pgmi itself, or an
+ * unrelated schema) — which install never touches and `registry.mode: pgmi` serves as it is.
+ */
+export async function apiSchemaOwner(
+  runner: ScriptRunner,
+): Promise<'absent' | 'pgmcp' | 'foreign'> {
+  const rows = await runner.query<{ present: boolean; note: string | null }>(
+    "SELECT to_regnamespace('api') IS NOT NULL AS present, obj_description(to_regnamespace('api'), 'pg_namespace') AS note",
+  );
+  const row = rows[0];
+  if (!row?.present) return 'absent';
+  return row.note?.startsWith(PGMI_MARK) ? 'pgmcp' : 'foreign';
+}
+
+/** Adds (or refreshes) pgmi's `api` interface over the registry, in one transaction. */
+export async function applyPgmiInterface(runner: ScriptRunner): Promise<void> {
+  await runner.exec('BEGIN');
+  try {
+    if ((await apiSchemaOwner(runner)) === 'foreign') {
+      throw new AppError(
+        ErrorCodes.PGMI_SCHEMA_FOREIGN,
+        'This database already has a schema "api" that pgmcp did not create (a pgmi deployment?); ' +
+          'it was left untouched. To serve an existing pgmi deployment as it is, set registry.mode: pgmi.',
+        { category: 'config' },
+      );
+    }
+    await runner.exec(readFileSync(PGMI_SCRIPT, 'utf8'));
+    await runner.exec('COMMIT');
+  } catch (error) {
+    await runner.exec('ROLLBACK').catch(() => undefined);
+    throw installError(error);
+  }
+}
+
+/** The grants the role pgmcp serves as needs (`pgmcp install --grant-runtime ROLE`). */
+export async function grantRuntime(
+  runner: ScriptRunner,
+  role: string,
+  names: readonly CompatName[],
+): Promise<void> {
+  await runner.query('SELECT mcp.grant_runtime($1)', [role]);
+  if (names.includes('pgmi')) await runner.query('SELECT api.grant_runtime($1)', [role]);
+}

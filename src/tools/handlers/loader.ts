@@ -4,6 +4,8 @@ import { ANONYMOUS, type Principal } from '../../core/principal.js';
 import type { PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
 import type { Registry } from '../registry.js';
+import { AppError, ErrorCodes } from '../../core/errors.js';
+import { DETECT_PGMI_SQL, loadPgmiHandlers } from './pgmi.js';
 import { promptSpec, resourceFrom, templateSpec, toolSpec } from './handler-specs.js';
 import type { HandlerRow, RegistryHandlerOptions } from './types.js';
 
@@ -37,6 +39,18 @@ export async function loadRegistryHandlers(
   const rows = await db.withTransaction(
     { readOnly: true, timeoutMs: options.statementTimeoutMs, principal },
     async (client) => {
+      // An existing pgmi deployment is served through its own dispatcher (registry.mode).
+      if (options.mode !== 'mcp') {
+        const detected = await client.query<{ pgmi: boolean }>(DETECT_PGMI_SQL);
+        if (detected.rows[0]?.pgmi) return 'pgmi' as const;
+        if (options.mode === 'pgmi') {
+          throw new AppError(
+            ErrorCodes.PGMI_NOT_FOUND,
+            'registry.mode is pgmi, but this database has no pgmi dispatcher api.mcp_handle_request(jsonb, jsonb) of its own.',
+            { category: 'config' },
+          );
+        }
+      }
       const present = await client.query<{ present: boolean }>(
         "SELECT to_regclass('mcp.handler') IS NOT NULL AND has_table_privilege('mcp.handler', 'SELECT') AS present",
       );
@@ -48,6 +62,7 @@ export async function loadRegistryHandlers(
       return (await client.query<HandlerRow>(LOAD_SQL)).rows;
     },
   );
+  if (rows === 'pgmi') return loadPgmiHandlers(db, options);
   if (!rows) return loaded;
   loaded.installed = true;
   for (const row of rows) {

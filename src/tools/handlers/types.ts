@@ -8,6 +8,11 @@ export interface RegistryHandlerOptions {
   /** Read-write transactions only when the database is configured to allow writes. */
   allowWrites: boolean;
   exchangeLog?: ExchangeLog;
+  /**
+   * Where handlers come from (registry.mode): pgmcp's mcp registry, an existing pgmi
+   * deployment's api.mcp_handle_request, or auto (pgmi's when it is there). Default auto.
+   */
+  mode?: 'auto' | 'mcp' | 'pgmi';
 }
 
 export interface HandlerRow {

@@ -90,3 +90,20 @@ describe('routine tools', () => {
     expect(deriveRoutine(routine({}), TYPES, { allowWrites: true }).readOnly).toBe(true);
   });
 });
+
+describe('NpgsqlRest annotations on routine tools', () => {
+  it('warns that @rate_limiter does not reach tools/call, keeps the tool, and carries @tags', async () => {
+    const { parseRoutineComment } = await import('../../catalog/routines.js');
+    const { deriveRoutineTools } = await import('./index.js');
+    const annotations = parseRoutineComment('@mcp Totals.\n@rate_limiter per_user\n@tags orders')!;
+    expect(annotations).toMatchObject({ rateLimiter: 'per_user', tags: ['orders'] });
+    const { tools, warnings } = deriveRoutineTools(
+      null as never, // no call is made: deriving needs no database
+      { routines: [routine({ name: 'totals', annotations })], types: TYPES },
+      { allowWrites: false, statementTimeoutMs: 1000 },
+    );
+    expect(tools.map((t) => [t.name, t.tags])).toEqual([['totals', ['orders']]]);
+    expect(warnings).toEqual([expect.stringContaining('@rate_limiter per_user')]);
+    expect(warnings[0]).toContain('rateLimit.requestsPerMinute');
+  });
+});

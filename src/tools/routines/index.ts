@@ -21,6 +21,8 @@ export { parseRoutineComment } from '../../catalog/routines.js';
 export type { DerivedRoutine } from './derive.js';
 
 export interface RoutineToolOptions {
+  /** false: serve no routine tools at all (database.routineTools). Default true. */
+  enabled?: boolean;
   /** Schemas to look in; default: every non-system schema. */
   schemas?: readonly string[];
   /** Expose only routines with at least one of these @tags (default: all). */
@@ -69,6 +71,12 @@ export function deriveRoutineTools(
     if (options.tags && options.tags.length > 0) {
       if (!routine.annotations.tags.some((t) => options.tags!.includes(t))) continue;
     }
+    if (routine.annotations.rateLimiter !== undefined) {
+      // NpgsqlRest's rule too (seed 004): the annotation limits the HTTP route, not tools/call.
+      warnings.push(
+        `${where} has @rate_limiter ${routine.annotations.rateLimiter}, which does not apply to its MCP tool: tools/call runs the routine directly. Limit MCP traffic with rateLimit.requestsPerMinute or rateLimit.routes.`,
+      );
+    }
     if (!routine.executable) {
       warnings.push(`${where} is annotated @mcp but this role may not EXECUTE it; skipped.`);
       continue;
@@ -115,6 +123,7 @@ export function deriveRoutineTools(
       call: (args, ctx) => callRoutine(derived, deps, args, ctx),
     };
     if (derived.outputSchema) spec.outputSchema = derived.outputSchema;
+    if (derived.routine.annotations.tags.length > 0) spec.tags = derived.routine.annotations.tags;
     // Listed only to callers who may run it (docs/sql-tools.md, "Who sees what").
     if (derived.routine.annotations.authorize !== null) {
       spec.allows = (principal) => isAuthorized(derived, principal);
@@ -132,6 +141,7 @@ export async function loadRoutineTools(
   db: Database,
   options: RoutineToolOptions,
 ): Promise<RoutineToolSpec[]> {
+  if (options.enabled === false) return [];
   const catalog = await db.withTransaction(
     { readOnly: true, timeoutMs: options.statementTimeoutMs, principal: ANONYMOUS },
     (client) => loadRoutineCatalog(client, options.schemas ? { schemas: options.schemas } : {}),

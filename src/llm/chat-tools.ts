@@ -1,0 +1,193 @@
+// pgmcp's own tools as AI SDK tools for one chat request: the registry's entries this caller
+// may use, called in-process with a chat CallContext (never over HTTP), their arguments checked
+// by the validator the registry compiled, their results in the MCP shape
+// `{ isError, text, structuredContent? }`. A query_database write needs the person's approval
+// (AI SDK tool approval); the model has no other way to make it run. A tool that fails the same
+// way maxSameFailures times is not run again in the request.
+import { jsonSchema, tool, type ToolSet } from 'ai';
+import type { ToolResult } from '../core/content.js';
+import { AppError, ErrorCodes, isAppError } from '../core/errors.js';
+import type { Principal } from '../core/principal.js';
+import type { DatabaseChoice, ToolSpec } from '../core/specs.js';
+import type { Registry } from '../tools/registry.js';
+import { checkStatement } from '../tools/sql-guard.js';
+import { chatContext } from './chat-context.js';
+
+/** What the client sees of one tool call (the contract's tool part output). */
+export interface ChatToolOutput {
+  isError: boolean;
+  text: string;
+  structuredContent?: Record<string, unknown>;
+}
+
+export interface ChatToolsInput {
+  registry: Registry;
+  principal: Principal;
+  /** Aborted when the client goes away: the running tool's query is cancelled with it. */
+  signal: AbortSignal;
+  database?: DatabaseChoice;
+  /** Tool call ids the person approved in the client. */
+  approvedCalls: ReadonlySet<string>;
+  /** Whether a database (by its `database` argument, or the chat's) accepts writes at all. */
+  writable(database: string | undefined): boolean;
+  maxSameFailures: number;
+  maxToolResultChars: number;
+  /** A bug inside a tool: logged with the reference the output names. */
+  onInternalError(error: unknown, ref: string, tool: string): void;
+}
+
+export interface ChatTools {
+  tools: ToolSet;
+  /** Names (as the model knows them) of the tools still offered. */
+  active(): string[];
+}
+
+const QUERY_TOOL = 'query_database';
+// The routed query_database's seed-001 suffix ("… at postgres://…"): judged without it.
+const AT_URL = /\s+at\s+postgres(?:ql)?:\/\/\S+?\s*;?\s*$/i;
+
+/** Whether `query` writes, by the same parser that judges it when it runs. */
+export function statementWrites(query: unknown): boolean {
+  if (typeof query !== 'string') return false;
+  try {
+    return (
+      checkStatement(query.replace(AT_URL, ''), { allowWrites: true, deniedFunctions: [] }).kind ===
+      'write'
+    );
+  } catch {
+    return false; // refused when it runs, with the parser's reason
+  }
+}
+
+/** Names providers accept: 1-64 of letters, digits, _ and -. */
+function modelNameOf(name: string, taken: Set<string>): string {
+  let base = name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'tool';
+  for (let n = 2; taken.has(base); n++) base = `${base.slice(0, 60)}_${n}`;
+  taken.add(base);
+  return base;
+}
+
+/** The schema the model sees: query_database without `confirm` (no nonce path in the chat). */
+function modelSchema(spec: ToolSpec): Record<string, unknown> {
+  if (spec.name !== QUERY_TOOL) return spec.inputSchema;
+  const properties = { ...((spec.inputSchema['properties'] as Record<string, unknown>) ?? {}) };
+  delete properties['confirm'];
+  return { ...spec.inputSchema, properties };
+}
+
+const usable = (spec: ToolSpec, principal: Principal): boolean =>
+  (spec.inScope === undefined || spec.inScope(principal)) &&
+  (spec.allows === undefined || spec.allows(principal)) &&
+  // A tool whose arguments carry a secret (authenticate_user) has no place in a model's hands.
+  spec.sensitiveArguments !== true;
+
+function outputOf(result: ToolResult): ChatToolOutput {
+  const text = result.content
+    .map((block) => (block.type === 'text' ? block.text : ''))
+    .filter((t) => t !== '')
+    .join('\n');
+  return {
+    isError: result.isError === true,
+    text,
+    ...(result.structuredContent !== undefined
+      ? { structuredContent: result.structuredContent }
+      : {}),
+  };
+}
+
+const failed = (error: AppError): ChatToolOutput => ({ isError: true, text: error.message });
+
+export function createChatTools(input: ChatToolsInput): ChatTools {
+  const tools: ToolSet = {};
+  const taken = new Set<string>();
+  const failures = new Map<string, number>();
+  const blocked = new Set<string>();
+  const names: string[] = [];
+
+  for (const spec of input.registry.tools()) {
+    if (!usable(spec, input.principal)) continue;
+    const registryName = spec.name;
+    const name = modelNameOf(registryName, taken);
+    names.push(name);
+    tools[name] = tool<Record<string, unknown>, ChatToolOutput>({
+      description: spec.description,
+      inputSchema: jsonSchema<Record<string, unknown>>(modelSchema(spec)),
+      ...(registryName === QUERY_TOOL
+        ? {
+            needsApproval: (args: Record<string, unknown>) =>
+              statementWrites(args['query']) &&
+              input.writable(typeof args['database'] === 'string' ? args['database'] : undefined),
+          }
+        : {}),
+      async execute(args, { toolCallId, abortSignal }) {
+        if (blocked.has(name)) {
+          return failed(
+            new AppError(
+              ErrorCodes.TOOL_REPEATED_FAILURE,
+              `Not run: ${registryName} failed the same way ${input.maxSameFailures} times in this request. Do not call it again; tell the person what went wrong.`,
+              { category: 'input' },
+            ),
+          );
+        }
+        const output = await run(spec, args ?? {}, toolCallId, abortSignal);
+        if (output.isError) {
+          const key = `${name}\u0000${output.text}`;
+          const count = (failures.get(key) ?? 0) + 1;
+          failures.set(key, count);
+          if (count >= input.maxSameFailures) blocked.add(name);
+        }
+        return output;
+      },
+      toModelOutput: ({ output }) => {
+        const text =
+          output.text.length > input.maxToolResultChars
+            ? `${output.text.slice(0, input.maxToolResultChars)}\n[… ${output.text.length - input.maxToolResultChars} more characters not shown]`
+            : output.text;
+        return output.isError ? { type: 'error-text', value: text } : { type: 'text', value: text };
+      },
+    });
+  }
+
+  async function run(
+    spec: ToolSpec,
+    args: Record<string, unknown>,
+    toolCallId: string,
+    abortSignal: AbortSignal | undefined,
+  ): Promise<ChatToolOutput> {
+    if (spec.name === QUERY_TOOL && 'confirm' in args) {
+      return failed(
+        new AppError(
+          ErrorCodes.WRITE_NEEDS_APPROVAL,
+          'Not run: in the chat a write runs only when the person approves it; call query_database without confirm.',
+          { category: 'input' },
+        ),
+      );
+    }
+    const registered = input.registry.tool(spec.name);
+    if (!registered)
+      return { isError: true, text: `The tool ${spec.name} is no longer available.` };
+    const issues = registered.validate(args);
+    if (issues)
+      return { isError: true, text: `Invalid arguments for ${spec.name}: ${issues.join('; ')}.` };
+    const signal = abortSignal ? AbortSignal.any([input.signal, abortSignal]) : input.signal;
+    const ctx = chatContext({
+      principal: input.principal,
+      signal,
+      ...(input.database ? { database: input.database } : {}),
+      approved: input.approvedCalls.has(toolCallId),
+    });
+    try {
+      return outputOf(await registered.spec.call(args, ctx));
+    } catch (error) {
+      if (isAppError(error) && error.category !== 'internal') return failed(error);
+      const ref = Math.random().toString(36).slice(2, 10);
+      input.onInternalError(error, ref, spec.name);
+      return {
+        isError: true,
+        text: `The tool ${spec.name} failed with an internal error (ref ${ref}).`,
+      };
+    }
+  }
+
+  return { tools, active: () => names.filter((n) => !blocked.has(n)) };
+}
