@@ -10,7 +10,6 @@ import { configError } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/database.js';
 import { createApp, type App, type AppExtension } from './app.js';
-import { llmDeps } from './llm.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
 
@@ -30,6 +29,8 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
           import('../http/server.js'),
           import('../http/tls.js'),
           import('../auth/index.js'),
+          // The AI SDK and the LLM modules: /api/chat is HTTP only.
+          import('./llm.js'),
         ])
       : null;
   // Read before the database starts, so a bad certificate path fails fast (exit 2).
@@ -100,7 +101,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     return;
   }
 
-  const [{ createHttpServer }, , { openAuth }] = web!;
+  const [{ createHttpServer }, , { openAuth }, { llmDeps }] = web!;
   const loopback = isLoopbackAddress(config.http.host);
   const required = config.auth.required ?? !loopback;
   if (!required && !loopback) {
