@@ -844,6 +844,60 @@ async function main() {
     lines.push(
       `  p50 overhead tools/call − db layer alone at C=${minC}: ${fixed(callOverheadVsTxP50, 3)} ms (HTTP + MCP + tool code)`,
     );
+  // Issue 16: where the CPU goes, from the CPU columns (paired per round).
+  const cpuOf = (key, c, field) =>
+    median(
+      cells.filter((x) => x.variant === key && x.concurrency === c).map((x) => x[field] ?? null),
+    );
+  const totalCpu = (key, c) => {
+    const parts = ['serverCpuUsPerReq', 'postgresCpuUsPerReq', 'loadgenCpuUsPerReq'].map((f) =>
+      cpuOf(key, c, f),
+    );
+    return parts.some((v) => v === null) && parts[1] === null
+      ? null
+      : parts.reduce((n, v) => n + (v ?? 0), 0);
+  };
+  if (has('call') && has('raw')) {
+    const pgRatio = {};
+    for (const c of concurrencies) pgRatio[c] = ratio('call', 'raw', c, 'postgresCpuUsPerReq');
+    row('pg µs tools/call / raw (≤ 1.5×)', pgRatio);
+    ratios.callVsRawPostgresCpu = pgRatio;
+  }
+  if (has('call') && has('echo')) {
+    const srvRatio = {};
+    for (const c of concurrencies) srvRatio[c] = ratio('call', 'echo', c, 'serverCpuUsPerReq');
+    row('srv µs tools/call / echo (≤ 2.5×)', srvRatio);
+    ratios.callVsEchoServerCpu = srvRatio;
+  }
+  if (has('routine') && has('call')) {
+    const r = {};
+    const pgR = {};
+    for (const c of concurrencies) {
+      r[c] = ratio('routine', 'call', c);
+      pgR[c] = ratio('routine', 'call', c, 'postgresCpuUsPerReq');
+    }
+    row('tools/call kv_get / query_database (≥ 1×)', r);
+    row('  pg µs kv_get / query_database', pgR);
+    ratios.routineVsCall = r;
+  }
+  if (has('call') && has('raw')) {
+    // On a saturated machine throughput is the inverse of the CPU a request costs everywhere:
+    // the ratio the CPU columns predict, next to the one measured.
+    const predicted = {};
+    for (const c of concurrencies) {
+      const a = totalCpu('call', c);
+      const b = totalCpu('raw', c);
+      predicted[c] = a && b ? b / a : null;
+    }
+    row('tools/call / raw predicted from CPU', predicted);
+    for (const c of concurrencies) {
+      const part = (k, f) => fixed(cpuOf(k, c, f), 0);
+      lines.push(
+        `    C=${c}: raw ${part('raw', 'postgresCpuUsPerReq')} pg + ${part('raw', 'loadgenCpuUsPerReq')} gen = ${fixed(totalCpu('raw', c), 0)} µs; call ${part('call', 'serverCpuUsPerReq')} srv + ${part('call', 'postgresCpuUsPerReq')} pg + ${part('call', 'loadgenCpuUsPerReq')} gen = ${fixed(totalCpu('call', c), 0)} µs`,
+      );
+    }
+    ratios.callVsRawPredictedFromCpu = predicted;
+  }
   lines.push('');
   lines.push('targets:');
   lines.push(

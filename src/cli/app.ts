@@ -98,11 +98,15 @@ export async function createApp(
       );
       opened.push({ entry, db });
     }
-    await loadSqlParser();
   } catch (error) {
     await closeOpened();
     throw error;
   }
+  // The parser (WASM) loads in the background: the first answer (initialize, tools/list) does
+  // not wait for it, and every tool that parses awaits it before its first statement.
+  loadSqlParser().catch((error: unknown) =>
+    logger.warn({ err: { message: (error as Error).message } }, 'the SQL parser did not load'),
+  );
   const main = opened.find(({ entry }) => entry.isDefault)!;
   const db = main.db;
   const signer = createSigner(config.server.stateSecret);

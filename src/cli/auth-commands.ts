@@ -17,7 +17,9 @@ import type { Config } from '../config/index.js';
 import { createLogger } from './logger.js';
 import { readNewPassword } from './password-input.js';
 
-export const DEFAULT_TOKEN_LIFETIME = '90d';
+import { DEFAULT_TOKEN_LIFETIME } from './token-lifetime.js';
+
+export { DEFAULT_TOKEN_LIFETIME };
 
 const out = (line = ''): void => void process.stdout.write(`${line}\n`);
 const note = (line: string): void => void process.stderr.write(`${line}\n`);

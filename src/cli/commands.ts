@@ -4,7 +4,6 @@ import { Option, type Command } from 'commander';
 import { isAppError } from '../core/errors.js';
 import { LOG_LEVELS, loadConfig, type Config, type ConfigFlags } from '../config/index.js';
 import type { AppExtension } from './app.js';
-import { printConfig, serve } from './serve.js';
 
 export interface CommonOptions extends ConfigFlags {
   printConfig?: boolean;
@@ -64,6 +63,8 @@ export function defineServe(command: Command, extension?: AppExtension): Command
     try {
       const http = options.http === true ? '127.0.0.1:8080' : options.http || undefined;
       const config = configFrom({ ...options, http });
+      // Loaded when the command runs: `pgmcp --version` and the other commands never need it.
+      const { printConfig, serve } = await import('./serve.js');
       if (options.printConfig) return printConfig(config);
       await serve(config, extension);
     } catch (error) {

@@ -2,7 +2,7 @@
 // /mcp, /api — over an app that is already open. `pgmcp chat` starts the same thing in-process
 // on a loopback port for its local mode, so both talk to exactly one implementation.
 import type { Logger } from 'pino';
-import { openAuth, type AuditLog, type Authenticator } from '../auth/index.js';
+import { openAuth, type Authenticator } from '../auth/index.js';
 import { createAuthorizationServer } from '../auth/oauth/authorization-server.js';
 import type { Config } from '../config/index.js';
 import { createHttpOAuth } from '../http/oauth-setup.js';
@@ -12,6 +12,7 @@ import type { TlsMaterial } from '../http/tls.js';
 import { defaultWebRoot } from '../http/web-client.js';
 import { registerAuthenticateUser } from '../tools/builtin/index.js';
 import type { App } from './app.js';
+import { auditToolCalls } from './audit-tool-calls.js';
 import { llmDeps } from './llm.js';
 import { VERSION } from './version.js';
 
@@ -113,16 +114,3 @@ export async function openHttpService(
 }
 
 /** Every tool call goes to the audit log with who made it, where, how long and how it ended. */
-export function auditToolCalls(app: App, audit: AuditLog): void {
-  app.onExchange((record) => {
-    if (record.method !== 'tools/call' || !record.name) return;
-    audit.toolCall({
-      principal: record.principal,
-      database: record.database ?? app.db.name,
-      tool: record.name,
-      durationMs: record.durationMs,
-      outcome: record.outcome === 'ok' ? 'success' : 'failure',
-      ...(record.errorCode != null ? { errorCode: String(record.errorCode) } : {}),
-    });
-  });
-}

@@ -1,13 +1,8 @@
 // pgmcp command line: the composition root and the only code that writes to stdout/stderr.
+// Each command's code is imported when that command runs (cold start: a stdio server is
+// spawned per session and must answer quickly; `--version` loads next to nothing).
 import { Command } from 'commander';
-import {
-  DEFAULT_TOKEN_LIFETIME,
-  oauthRotateKeys,
-  tokenCreate,
-  tokenList,
-  tokenRevoke,
-  userCommand,
-} from './auth-commands.js';
+import type { tokenCreate, userCommand } from './auth-commands.js';
 import {
   common,
   configFrom,
@@ -16,12 +11,14 @@ import {
   logLevelOption,
   type CommonOptions,
 } from './commands.js';
-import { configImport, type ImportOptions } from './config-import.js';
 import type { ChatOptions } from './chat/index.js';
-import { doctor } from './doctor.js';
-import { embed, type EmbedOptions } from './embed.js';
-import { install, type InstallOptions } from './install.js';
+import type { ImportOptions } from './config-import.js';
+import type { EmbedOptions } from './embed.js';
+import type { InstallOptions } from './install.js';
+import { DEFAULT_TOKEN_LIFETIME } from './token-lifetime.js';
 import { VERSION } from './version.js';
+
+const authCommands = () => import('./auth-commands.js');
 
 const program = new Command()
   .name('pgmcp')
@@ -34,6 +31,7 @@ common(
   program.command('doctor').description('check the database connection and how safe the role is'),
 ).action(async (options: CommonOptions) => {
   try {
+    const { doctor } = await import('./doctor.js');
     process.exitCode = await doctor(configFrom(options));
   } catch (error) {
     fail(error);
@@ -51,6 +49,7 @@ common(
     ),
 ).action(async (options: CommonOptions & InstallOptions) => {
   try {
+    const { install } = await import('./install.js');
     process.exitCode = await install(configFrom(options), options);
   } catch (error) {
     fail(error);
@@ -67,8 +66,9 @@ program
   .argument('<file>', 'the file to convert')
   .requiredOption('--from <system>', 'what wrote the file: pgedge or npgsqlrest')
   .option('--out <file>', 'write the config here instead of standard output')
-  .action((file: string, options: ImportOptions) => {
+  .action(async (file: string, options: ImportOptions) => {
     try {
+      const { configImport } = await import('./config-import.js');
       process.exitCode = configImport(file, options);
     } catch (error) {
       fail(error);
@@ -95,6 +95,7 @@ common(
     if (options.createIndex !== undefined && !['hnsw', 'ivfflat'].includes(options.createIndex)) {
       throw new Error(`--create-index must be hnsw or ivfflat, not ${options.createIndex}`);
     }
+    const { embed } = await import('./embed.js');
     process.exitCode = await embed(configFrom(options), options);
   } catch (error) {
     fail(error);
@@ -153,6 +154,7 @@ stateOptions(
     .option('--json', 'print the token and its record as JSON'),
 ).action(async (options: CommonOptions & Parameters<typeof tokenCreate>[2]) => {
   try {
+    const { tokenCreate } = await authCommands();
     await tokenCreate(configFrom(options), options.logLevel, options);
   } catch (error) {
     fail(error);
@@ -167,6 +169,7 @@ stateOptions(
     .option('--json', 'print JSON'),
 ).action(async (options: CommonOptions & { json?: boolean; active?: boolean }) => {
   try {
+    const { tokenList } = await authCommands();
     await tokenList(configFrom(options), options.logLevel, options);
   } catch (error) {
     fail(error);
@@ -180,6 +183,7 @@ stateOptions(
     .argument('<id-or-prefix>', 'the id or the prefix shown by token list'),
 ).action(async (idOrPrefix: string, options: CommonOptions) => {
   try {
+    const { tokenRevoke } = await authCommands();
     await tokenRevoke(configFrom(options), options.logLevel, idOrPrefix);
   } catch (error) {
     fail(error);
@@ -193,6 +197,7 @@ stateOptions(
     .description('make a new token signing key; the old one stays published for a day'),
 ).action(async (options: CommonOptions) => {
   try {
+    const { oauthRotateKeys } = await authCommands();
     await oauthRotateKeys(configFrom(options), options.logLevel);
   } catch (error) {
     fail(error);
@@ -215,6 +220,7 @@ const userAction = (
       json?: boolean;
     };
     try {
+      const { userCommand } = await authCommands();
       await userCommand(configFrom(options), options.logLevel, action, name, options);
     } catch (error) {
       fail(error);

@@ -1,29 +1,35 @@
 // `pgmcp serve`: stdio for desktop clients, Streamable HTTP for teams.
 import type { Logger } from 'pino';
-import YAML from 'yaml';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import { isLoopbackAddress } from '../http/origin.js';
-import { loadTlsMaterial } from '../http/tls.js';
 import { startStdioServer } from '../mcp/stdio.js';
-import { createAuditLog, type Authenticator } from '../auth/index.js';
+import type { Authenticator } from '../auth/index.js';
 import { configError } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/database.js';
 import { createApp, type AppExtension } from './app.js';
-import { auditToolCalls, openHttpService, type HttpService } from './http-service.js';
+import { auditToolCalls } from './audit-tool-calls.js';
+import type { HttpService } from './http-service.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
 
-export function printConfig(config: Config): void {
+export async function printConfig(config: Config): Promise<void> {
+  const { default: YAML } = await import('yaml');
   process.stdout.write(YAML.stringify(redactConfig(config)));
 }
 
 /** `extension`: test compositions only (the conformance fixture server). */
 export async function serve(config: Config, extension?: AppExtension): Promise<void> {
   const logger = createLogger(config.log.level);
+  // The HTTP stack, the state database's code and the AI SDK load only for HTTP: a stdio server
+  // (spawned per session by desktop clients, which wait for its first answer) never needs them.
+  const web =
+    config.transport === 'http'
+      ? await Promise.all([import('./http-service.js'), import('../http/tls.js')])
+      : null;
   // Read before the database starts, so a bad certificate path fails fast (exit 2).
-  const tls = config.transport === 'http' ? loadTlsMaterial(config.http.tls) : null;
+  const tls = web ? web[1].loadTlsMaterial(config.http.tls) : null;
   const app = await createApp(config, logger, extension);
   let stopping = false;
   const stop = async (code: number, why: string): Promise<void> => {
@@ -69,6 +75,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     app.dispatcher.bindSessions(() => [server.session]);
     // stdio opens no state database: tool calls are audited to audit.file when there is one.
     if (config.audit.file !== null) {
+      const { createAuditLog } = await import('../auth/index.js');
       const audit = createAuditLog({
         db: null,
         file: config.audit.file,
@@ -91,7 +98,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
 
   let service: HttpService;
   try {
-    service = await openHttpService(config, app, logger, tls);
+    service = await web![0].openHttpService(config, app, logger, tls);
   } catch (error) {
     await app.close();
     throw error;

@@ -2,8 +2,10 @@
 // Sources are merged into one plain object, remembering which source set each key, and
 // the schema validates the result once; the remembered sources make its messages useful.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { YAMLParseError, parse as parseYaml } from 'yaml';
+import type * as Yaml from 'yaml';
+import type { YAMLParseError } from 'yaml';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import { readEnv } from './env.js';
 import type { SourcedValue } from './env.js';
@@ -13,6 +15,11 @@ import { configError, issuesToError } from './issues.js';
 import { foldMcpOptions } from './npgsqlrest.js';
 import { configSchema } from './schema.js';
 import type { Config } from './schema.js';
+
+// The YAML parser (a few dozen modules) loads only when there is a file to read: a server
+// started from flags and the environment (a spawned stdio server) never needs it.
+const require = createRequire(import.meta.url);
+const yaml = (): typeof Yaml => require('yaml') as typeof Yaml;
 
 export interface LoadConfigInput {
   flags: ConfigFlags;
@@ -70,9 +77,9 @@ function readConfigFile(
 
   let document: unknown;
   try {
-    document = parseYaml(text);
+    document = yaml().parse(text);
   } catch (error) {
-    if (!(error instanceof YAMLParseError)) throw error;
+    if (!(error instanceof yaml().YAMLParseError)) throw error;
     const position = error.linePos?.[0];
     const at = position === undefined ? '' : ` at line ${position.line}, column ${position.col}`;
     throw unreadable(

@@ -3,10 +3,10 @@
 // identity, so they see exactly what the call's statement will see: never another pooled
 // connection under the login role.
 //
-// Round trips stay as few as before. A call with no lookups sends its settings and statement
-// as one implicit transaction (as runStatement does). A call with lookups opens a block with
-// its first lookup (BEGIN, the settings and the lookup in one trip) and ends it with its
-// statement (the statement and COMMIT in one trip).
+// One round trip per step. A call with no lookups sends BEGIN, its settings (if any differ
+// from the connection's base), the statement and the closing ROLLBACK (read-only) or COMMIT
+// before one Sync. A call with lookups opens the block with its first lookup and closes it
+// with its statement.
 import type pg from 'pg';
 import {
   runPipelined,
@@ -24,16 +24,15 @@ export interface Lookup {
 export interface CallSession extends Lookup {
   /**
    * A lookup for this call, rows as objects. Before the call's statement it joins the call's
-   * transaction (the first one opens it); after the statement it runs in a transaction of
-   * its own with the same settings. Either way one round trip.
+   * block (the first one opens it); after the statement it runs in a block of its own with
+   * the same settings. Either way one round trip.
    */
   query<R extends object>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
   /** A lookup as `query`, its rows read as arrays with the given caps (an EXPLAIN of the caller's statement). */
   read(step: PipelineStep, read: PipelineRead): Promise<PipelineResult>;
   /**
    * The call's statement, read with offset, limit (+1 to detect more) and a byte cap. It ends
-   * the call's transaction (COMMIT in the same trip), or, when no lookup opened one, runs
-   * with the settings as one implicit transaction.
+   * the call's block in the same trip (opening it too when no lookup did).
    */
   run(statement: PipelineStep, read: PipelineRead): Promise<PipelineResult>;
 }
@@ -41,10 +40,14 @@ export interface CallSession extends Lookup {
 export interface SessionSetup {
   client: pg.PoolClient;
   readOnly: boolean;
-  /** The transaction-local settings (read-only mode, timeouts, role, identity). */
-  settings: PipelineStep;
+  /** BEGIN (READ ONLY or READ WRITE) and the transaction-local settings, if any. */
+  opening: readonly PipelineStep[];
+  /** What ends the block: ROLLBACK for a read-only call, COMMIT otherwise. */
+  closing: PipelineStep;
   types: pg.CustomTypesConfig;
   markBroken(error: Error): void;
+  /** After a read-write statement: retire the connection, or forget its base. */
+  afterWrite(): void;
 }
 
 /** Lookups read everything: a policy decided on part of the answer would be no policy. */
@@ -70,7 +73,7 @@ export function createCallSession(setup: SessionSetup): {
   session: CallSession;
   finish(): Promise<void>;
 } {
-  const { client, settings } = setup;
+  const { client, opening, closing } = setup;
   /**
    * One trip. A failure other than a plain server ERROR (a lost socket, a result too large,
    * which closes it) retires the connection even when the caller swallows the error.
@@ -90,10 +93,6 @@ export function createCallSession(setup: SessionSetup): {
     }
   };
   let state: 'fresh' | 'open' | 'done' = 'fresh';
-  const begin: PipelineStep = {
-    text: setup.readOnly ? 'BEGIN READ ONLY' : 'BEGIN READ WRITE',
-    values: [],
-  };
 
   const session: CallSession = {
     async query<R extends object>(text: string, values: unknown[] = []) {
@@ -106,20 +105,19 @@ export function createCallSession(setup: SessionSetup): {
       const read = { ...caps, types: caps.types ?? setup.types };
       if (state === 'fresh') {
         state = 'open';
-        return send([begin, settings], step, read);
+        return send(opening, step, read);
       }
-      return send(state === 'open' ? [] : [settings], step, read);
+      // After the statement: a block of its own, closed in the same trip.
+      return state === 'open' ? send([], step, read) : send(opening, step, read, [closing]);
     },
     async run(statement, caps) {
       const read = { ...caps, types: caps.types ?? setup.types };
       const opened = state === 'open';
       state = 'done';
-      const result = opened
-        ? await send([], statement, read, [{ text: 'COMMIT', values: [] }])
-        : await send([settings], statement, read);
+      const result = await send(opened ? [] : opening, statement, read, [closing]);
       // A statement that could write could also have changed the session (UPDATE pg_settings,
-      // a function's set_config): its connection is not handed to anyone else.
-      if (!setup.readOnly) setup.markBroken(new Error('retired after a read-write statement'));
+      // a function's set_config), and its block was committed.
+      if (!setup.readOnly) setup.afterWrite();
       return result;
     },
   };

@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import { createCallSession, type CallSession } from './call-session.js';
-import { startEmbedded, type EmbeddedDatabase } from './embedded/index.js';
+import { createSessionSettings, type CallSettings } from './session-settings.js';
+import type { EmbeddedDatabase } from './embedded/index.js';
 import { fromPgError } from './errors.js';
 import {
   runPipelined,
@@ -33,6 +34,12 @@ export interface TransactionOptions {
   timeoutMs: number;
   principal: Principal;
   signal?: AbortSignal;
+  /**
+   * After a read-write block (withCall, runStatement): keep the connection and re-apply its
+   * settings before the next call (a generated call of a known routine or handler), instead
+   * of retiring it (a caller's own statement: default).
+   */
+  keepAfterWrite?: boolean;
 }
 
 export interface StatementRun extends TransactionOptions {
@@ -74,14 +81,6 @@ export interface Database {
   close(): Promise<void>;
 }
 
-const SETTINGS_SQL =
-  "SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $2, true)," +
-  " set_config('auth.user_id', $3, true), set_config('auth.tenant_id', $4, true), set_config('auth.claims', $5, true)," +
-  // The SQL guard parses with standard_conforming_strings on; the server must read the text the same way.
-  " set_config('standard_conforming_strings', 'on', true)," +
-  // The configured role, or 'none' (the login role): a role a function set on the session
-  // earlier never carries into this call.
-  " set_config('role', $6, true)";
 /**
  * The role a call runs as: the caller's own PostgreSQL role when it has a usable one, else the
  * configured role, else 'none' (the login role). Words PostgreSQL reads specially for `role`
@@ -105,10 +104,6 @@ export const RESERVED_ROLE_WORDS = new Set([
   'default',
 ]);
 
-// Read-only first: a transaction may always become read-only, and every later statement
-// of it (the caller's) is then refused writes with SQLSTATE 25006.
-const SETTINGS_READ_ONLY_SQL = `SELECT set_config('transaction_read_only', 'on', true), ${SETTINGS_SQL.slice('SELECT '.length)}`;
-
 // date, timestamp and timestamptz keep PostgreSQL's own text. pg's default makes a JS Date in
 // the process's time zone, which moves a date or a timestamp without time zone (2024-03-01
 // became 2024-02-29T15:00:00.000Z under TZ=Asia/Tokyo) and drops microseconds. Cursors take
@@ -126,6 +121,8 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
   let poolConfig: pg.PoolConfig;
   let name: string;
   if (options.url === null) {
+    // Loaded only here: a server on PostgreSQL never needs the embedded database's code.
+    const { startEmbedded } = await import('./embedded/index.js');
     embedded = await startEmbedded({
       dataDir: options.embedded.dataDir,
       seedDemo: options.embedded.demo,
@@ -143,6 +140,14 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     types: PG_TYPES,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,
+  });
+  const sessions = createSessionSettings({
+    direct: embedded !== null,
+    onPooler: (detail) =>
+      logger.warn(
+        detail,
+        'a connection pooler sits between pgmcp and PostgreSQL (the backend pid differs from the startup one): every call carries all its settings',
+      ),
   });
   // An idle client dying (server restart, embedded child killed) must not crash the process.
   pool.on('error', (error) =>
@@ -173,7 +178,11 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
    */
   const guarded = async <T>(
     tx: TransactionOptions,
-    body: (client: pg.PoolClient, markBroken: (error: Error) => void) => Promise<T>,
+    body: (
+      client: pg.PoolClient,
+      markBroken: (error: Error) => void,
+      settings: PipelineStep | null,
+    ) => Promise<T>,
   ): Promise<T> => {
     if (tx.signal?.aborted) {
       throw new AppError(ErrorCodes.DB_CANCELLED, 'The request was cancelled.', {
@@ -213,9 +222,14 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     tx.signal?.addEventListener('abort', onAbort, { once: true });
     const guard = setTimeout(() => stop('timeout'), embedded ? tx.timeoutMs : tx.timeoutMs + 5_000);
     try {
-      return await body(client, (error) => {
-        broken = error;
-      });
+      const settings = await sessions.prepare(client, callSettings(tx));
+      return await body(
+        client,
+        (error) => {
+          broken = error;
+        },
+        settings,
+      );
     } catch (error) {
       // A plain server ERROR, or a tool's own refusal between statements, leaves the session
       // usable; anything else (FATAL, a lost socket) retires the connection, even if the
@@ -255,34 +269,47 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     }
   };
 
-  /** The settings every call gets, transaction-local (PgBouncer in transaction mode keeps working). */
-  const settingsStep = (tx: TransactionOptions): PipelineStep => ({
-    text: tx.readOnly ? SETTINGS_READ_ONLY_SQL : SETTINGS_SQL,
-    values: [
-      `${tx.timeoutMs}ms`,
-      `${tx.timeoutMs + 5_000}ms`,
-      tx.principal.userId ?? '',
-      tx.principal.tenantId ?? '',
-      JSON.stringify(tx.principal.claims),
-      callRole(tx.principal.pgRole, options.role),
-    ],
+  /** The values a call runs under (sent only where they differ from the connection's base). */
+  const callSettings = (tx: TransactionOptions): CallSettings => ({
+    statementTimeout: `${tx.timeoutMs}ms`,
+    idleTimeout: `${tx.timeoutMs + 5_000}ms`,
+    userId: tx.principal.userId ?? '',
+    tenantId: tx.principal.tenantId ?? '',
+    claims: JSON.stringify(tx.principal.claims),
+    role: callRole(tx.principal.pgRole, options.role),
+  });
+
+  /**
+   * BEGIN (read-only or not) and the call's settings. A read-only block always ends in
+   * ROLLBACK: it wrote nothing, and the rollback undoes whatever a caller's function did to
+   * the session (set_config, session-level or not), which keeps the connection's base true.
+   */
+  const opening = (tx: TransactionOptions, settings: PipelineStep | null): PipelineStep[] => [
+    { text: tx.readOnly ? 'BEGIN READ ONLY' : 'BEGIN READ WRITE', values: [] },
+    ...(settings ? [settings] : []),
+  ];
+  const closing = (tx: TransactionOptions): PipelineStep => ({
+    text: tx.readOnly ? 'ROLLBACK' : 'COMMIT',
+    values: [],
   });
 
   const withTransaction = <T>(
     tx: TransactionOptions,
     work: (client: pg.PoolClient) => Promise<T>,
   ): Promise<T> =>
-    guarded(tx, async (client, markBroken) => {
+    guarded(tx, async (client, markBroken, settings) => {
       try {
         // BEGIN and the settings in one round trip; the block stays open for `work`.
-        await runPipelined(
-          client,
-          [{ text: tx.readOnly ? 'BEGIN READ ONLY' : 'BEGIN READ WRITE', values: [] }],
-          settingsStep(tx),
-          { offset: 0, limit: 0, maxBytes: 0 },
-        );
+        const [begin, ...rest] = opening(tx, settings);
+        await runPipelined(client, rest.length ? [begin!] : [], rest[0] ?? begin!, {
+          offset: 0,
+          limit: 0,
+          maxBytes: 0,
+        });
         const result = await work(client);
-        await client.query('COMMIT');
+        await client.query(closing(tx).text);
+        // A committed block may have run a caller's code that changed the session.
+        if (!tx.readOnly) sessions.forget(client);
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(markBroken);
@@ -294,13 +321,17 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     tx: TransactionOptions,
     work: (session: CallSession) => Promise<T>,
   ): Promise<T> =>
-    guarded(tx, async (client, markBroken) => {
+    guarded(tx, async (client, markBroken, settings) => {
       const { session, finish } = createCallSession({
         client,
         readOnly: tx.readOnly,
-        settings: settingsStep(tx),
+        opening: opening(tx, settings),
+        closing: closing(tx),
         types: PG_TYPES,
         markBroken,
+        afterWrite: tx.keepAfterWrite
+          ? () => sessions.forget(client)
+          : () => markBroken(new Error('retired after a read-write statement')),
       });
       try {
         return await work(session);
@@ -322,6 +353,8 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     const client = await pool.connect();
     let broken: Error | undefined;
     try {
+      // The login role and the server's defaults, not the calls' base.
+      await sessions.resetForOwnUse(client);
       return await work(client);
     } catch (error) {
       if ((error as { severity?: unknown }).severity !== 'ERROR')

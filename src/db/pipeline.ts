@@ -14,6 +14,18 @@ const Result = require('pg/lib/result.js') as new (rowMode: string, types?: unkn
 const { prepareValue } = require('pg/lib/utils.js') as {
   prepareValue: (value: unknown) => unknown;
 };
+// pg's own message encoder (a dependency of pg): the pipeline's messages are encoded into one
+// buffer and written at once, instead of one stream write per message.
+const { serialize } = createRequire(require.resolve('pg'))('pg-protocol') as {
+  serialize: {
+    parse(msg: { text: string; name?: string }): Buffer;
+    bind(msg: { values?: unknown[]; valueMapper?: unknown }): Buffer;
+    describe(msg: { type: 'P' | 'S'; name: string }): Buffer;
+    execute(msg: { rows?: number }): Buffer;
+    sync(): Buffer;
+  };
+};
+const SYNC = serialize.sync();
 
 interface PgResult {
   fields: pg.FieldDef[];
@@ -27,6 +39,8 @@ interface PgResult {
 
 interface Connection {
   stream: {
+    writable?: boolean;
+    write?: (chunk: Buffer) => boolean;
     cork?: () => void;
     uncork?: () => void;
     on?: (event: 'data', listener: (chunk: Buffer) => void) => void;
@@ -165,30 +179,24 @@ export class PipelinedStatement extends EventEmitter {
 
   submit(connection: Connection): Error | null {
     const rows = this.read.offset + this.read.limit + 1;
-    connection.stream.cork?.();
+    const chunks: Buffer[] = [];
+    const step = (s: PipelineStep, execute: { rows: number }, describe: boolean): void => {
+      chunks.push(serialize.parse({ text: s.text }));
+      chunks.push(serialize.bind({ values: s.values, valueMapper: prepareValue }));
+      if (describe) chunks.push(serialize.describe({ type: 'P', name: '' }));
+      chunks.push(serialize.execute(execute));
+    };
     try {
-      for (const step of this.setup) {
-        connection.parse({ text: step.text });
-        connection.bind({ values: step.values, valueMapper: prepareValue });
-        connection.execute({ rows: 0 });
-      }
-      connection.parse({ text: this.statement.text });
-      connection.bind({ values: this.statement.values, valueMapper: prepareValue });
-      connection.describe({ type: 'P', name: '' });
-      connection.execute({ rows });
-      for (const step of this.after) {
-        connection.parse({ text: step.text });
-        connection.bind({ values: step.values, valueMapper: prepareValue });
-        connection.execute({ rows: 0 });
-      }
-      connection.sync();
+      for (const s of this.setup) step(s, { rows: 0 }, false);
+      step(this.statement, { rows }, true);
+      for (const s of this.after) step(s, { rows: 0 }, false);
     } catch (error) {
-      // A value that cannot be encoded: nothing useful was sent but the Sync closes it.
-      connection.sync();
+      // A value that cannot be encoded: nothing is sent but the Sync, which closes the exchange.
+      chunks.length = 0;
       this.error = error as Error;
-    } finally {
-      connection.stream.uncork?.();
     }
+    chunks.push(SYNC);
+    if (connection.stream.writable !== false) connection.stream.write?.(Buffer.concat(chunks));
     const { stream } = connection;
     const limit = messageLimit(this.read.maxBytes);
     const watch = watchMessageSizes(limit, (length) => {

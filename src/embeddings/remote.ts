@@ -3,11 +3,7 @@
 // this file adds what a database tool needs around it: batches, retries with backoff that
 // tests can run without waiting, a timeout, and errors that say what to fix.
 import { readFileSync } from 'node:fs';
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
-import { createOpenAI } from '@ai-sdk/openai';
-import { APICallError, embedMany, type EmbeddingModel } from 'ai';
-import { createOllama } from 'ollama-ai-provider-v2';
-import { createVoyage } from 'voyage-ai-provider';
+import type { EmbeddingModel } from 'ai';
 import { isAppError } from '../core/errors.js';
 import {
   dimensionMismatch,
@@ -17,6 +13,7 @@ import {
   unknownModel,
 } from './errors.js';
 import { withRetry } from './retry.js';
+import type * as Sdk from './remote-sdk.js';
 import type { EmbedOptions, EmbeddingBatch, EmbeddingProvider } from './types.js';
 
 export const REMOTE_KINDS = ['openai', 'openaiCompatible', 'voyage', 'ollama', 'gemini'] as const;
@@ -83,22 +80,17 @@ function readKey(kind: RemoteKind, settings: RemoteProviderSettings, runtime: Re
   return undefined;
 }
 
-function buildModel(kind: RemoteKind, baseURL: string, apiKey: string | undefined, model: string) {
-  switch (kind) {
-    case 'openai':
-    case 'openaiCompatible':
-      // An OpenAI-compatible server may need no key; the SDK insists on one, so send a dummy.
-      return createOpenAI({ baseURL, apiKey: apiKey ?? 'none', name: kind }).embedding(model);
-    case 'voyage':
-      return createVoyage({ baseURL, apiKey: apiKey ?? '' }).textEmbeddingModel(model);
-    case 'ollama':
-      return createOllama({ baseURL }).embedding(model);
-    case 'gemini':
-      return createGoogleGenerativeAI({ baseURL, apiKey: apiKey ?? '' }).embedding(model);
-  }
-}
+type ProviderOptions = NonNullable<Parameters<typeof Sdk.embedMany>[0]['providerOptions']>;
 
-type ProviderOptions = NonNullable<Parameters<typeof embedMany>[0]['providerOptions']>;
+/**
+ * The AI SDK and its providers, loaded with the first batch: a server that never embeds a
+ * text (most of them) never pays for loading them.
+ */
+let sdk: typeof Sdk | undefined;
+const loadSdk = async (): Promise<typeof Sdk> => (sdk ??= await import('./remote-sdk.js'));
+/** Only after loadSdk(): errors reach these from an SDK call. */
+const isApiCallError = (error: unknown): error is Sdk.APICallError =>
+  sdk?.APICallError.isInstance(error) === true;
 
 function providerOptions(
   kind: RemoteKind,
@@ -144,17 +136,17 @@ function bodyMessage(body: string | undefined): string {
 }
 
 function statusOf(error: unknown): number | undefined {
-  return APICallError.isInstance(error) ? error.statusCode : undefined;
+  return isApiCallError(error) ? error.statusCode : undefined;
 }
 
 function retryable(error: unknown): boolean {
-  if (!APICallError.isInstance(error)) return false;
+  if (!isApiCallError(error)) return false;
   const status = error.statusCode;
   return status === undefined || status === 408 || status === 429 || status >= 500;
 }
 
 function retryAfter(error: unknown): number | undefined {
-  if (!APICallError.isInstance(error)) return undefined;
+  if (!isApiCallError(error)) return undefined;
   const header = error.responseHeaders?.['retry-after'];
   const seconds = header !== undefined ? Number(header) : NaN;
   return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
@@ -179,7 +171,7 @@ export function createRemoteProvider(
       );
     }
     const status = statusOf(error);
-    if (APICallError.isInstance(error)) {
+    if (isApiCallError(error)) {
       const message = bodyMessage(error.responseBody) || error.message;
       if (status === undefined) return providerUnreachable(kind, baseURL, error.cause ?? error);
       if (
@@ -202,6 +194,7 @@ export function createRemoteProvider(
     options: EmbedOptions,
   ): Promise<EmbeddingBatch> => {
     const apiKey = readKey(kind, settings, runtime);
+    const { buildModel, embedMany } = await loadSdk();
     model ??= buildModel(kind, baseURL, apiKey, settings.model);
     const timeout = AbortSignal.timeout(settings.timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;

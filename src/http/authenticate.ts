@@ -51,9 +51,19 @@ export interface HttpOAuth {
 /** Seconds a client should wait after a 503 because an issuer could not be reached. */
 const UNAVAILABLE_RETRY_S = 5;
 
-/** A stable key for "the same caller" (a legacy session belongs to the one who opened it). */
+const keys = new WeakMap<Principal, string>();
+
+/**
+ * A stable key for "the same caller" (a legacy session belongs to the one who opened it).
+ * Principals are immutable and shared (ANONYMOUS, the verifier's cached ones): one key each.
+ */
 export function principalKey(principal: Principal): string {
-  return JSON.stringify([principal.kind, principal.userId, principal.tenantId]);
+  let key = keys.get(principal);
+  if (key === undefined) {
+    key = JSON.stringify([principal.kind, principal.userId, principal.tenantId]);
+    keys.set(principal, key);
+  }
+  return key;
 }
 
 export function registerAuthentication(app: FastifyInstance, options: HttpAuthOptions): void {

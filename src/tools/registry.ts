@@ -29,7 +29,11 @@ export interface Registry {
   prompts(): readonly PromptSpec[];
   prompt(name: string): PromptSpec | undefined;
 
-  addTool(spec: ToolSpec): void;
+  /**
+   * `compileOnFirstCall`: built-in tools (pgmcp's own code, whose schemas compile) leave their
+   * input schema's compilation to their first call, which keeps it out of start-up.
+   */
+  addTool(spec: ToolSpec, options?: { compileOnFirstCall?: boolean }): void;
   removeTool(name: string): boolean;
   addResource(spec: ResourceSpec): void;
   removeResource(uri: string): boolean;
@@ -207,12 +211,14 @@ export function createRegistry(): Registry {
     prompts: () => (promptList ??= sortedByName(prompts, (p) => p.name)),
     prompt: (name) => prompts.get(name),
 
-    addTool(spec) {
+    addTool(spec, options = {}) {
       checkToolName(spec.name);
       if (tools.has(spec.name)) throw claimed('tool', spec.name);
       tools.set(spec.name, {
         spec,
-        validate: compileValidator(spec.inputSchema, `tool ${spec.name}`),
+        validate: compileValidator(spec.inputSchema, `tool ${spec.name}`, {
+          eager: options.compileOnFirstCall !== true,
+        }),
       });
       changed('tools');
     },

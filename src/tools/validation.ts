@@ -1,28 +1,48 @@
-// Input schemas are compiled once, when a tool is registered, never per request.
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import { Ajv } from 'ajv';
-import type { ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+// Input schemas are compiled once, never per request: when a tool arrives from the database
+// (eager: a schema that does not compile is skipped and reported), or at the first call of a
+// built-in tool (lazy: compiling every built-in schema at start was most of a stdio server's
+// time to its first answer).
+import { createRequire } from 'node:module';
+import type * as Ajv2020Module from 'ajv/dist/2020.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type * as AjvModule from 'ajv';
+import type { Ajv, ValidateFunction } from 'ajv';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { JsonSchema } from '../core/json-schema.js';
 
-// ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv | Ajv2020) => void;
+// ajv and ajv-formats are CommonJS and large: required (synchronously) with the first schema
+// compiled, never at start.
+const require = createRequire(import.meta.url);
+const addFormats = (ajv: Ajv | Ajv2020): void =>
+  (require('ajv-formats') as { default: (ajv: Ajv | Ajv2020) => void }).default(ajv);
 
 export type ArgumentValidator = (value: unknown) => string[] | null;
 
 const options = { allErrors: true, strict: false, validateFormats: true } as const;
-const ajv2020 = new Ajv2020(options);
-const ajv07 = new Ajv(options);
-addFormats(ajv2020);
-addFormats(ajv07);
+let ajv2020: Ajv2020 | undefined;
+let ajv07: Ajv | undefined;
 
-function engineFor(schema: JsonSchema, owner: string): Ajv | Ajv2020 {
-  const dialect = schema['$schema'];
-  if (dialect === undefined || (typeof dialect === 'string' && dialect.includes('2020-12'))) {
+function engine(dialect: '2020' | '07'): Ajv | Ajv2020 {
+  if (dialect === '2020') {
+    if (!ajv2020) {
+      const { Ajv2020 } = require('ajv/dist/2020.js') as typeof Ajv2020Module;
+      addFormats((ajv2020 = new Ajv2020(options)));
+    }
     return ajv2020;
   }
-  if (typeof dialect === 'string' && /draft-0[67]/.test(dialect)) return ajv07;
+  if (!ajv07) {
+    const { Ajv } = require('ajv') as typeof AjvModule;
+    addFormats((ajv07 = new Ajv(options)));
+  }
+  return ajv07;
+}
+
+function dialectOf(schema: JsonSchema, owner: string): '2020' | '07' {
+  const dialect = schema['$schema'];
+  if (dialect === undefined || (typeof dialect === 'string' && dialect.includes('2020-12'))) {
+    return '2020';
+  }
+  if (typeof dialect === 'string' && /draft-0[67]/.test(dialect)) return '07';
   throw new AppError(
     ErrorCodes.TOOL_INPUT_INVALID,
     `${owner}: unsupported JSON Schema dialect ${JSON.stringify(dialect)}; use 2020-12 (the default) or draft-07.`,
@@ -30,20 +50,31 @@ function engineFor(schema: JsonSchema, owner: string): Ajv | Ajv2020 {
   );
 }
 
-/** Compile a schema into a validator returning human-readable issues, or null when valid. */
-export function compileValidator(schema: JsonSchema, owner: string): ArgumentValidator {
-  let validate: ValidateFunction;
+function compile(schema: JsonSchema, owner: string, dialect: '2020' | '07'): ValidateFunction {
   try {
-    validate = engineFor(schema, owner).compile(schema);
+    return engine(dialect).compile(schema);
   } catch (cause) {
-    if (cause instanceof AppError) throw cause;
     throw new AppError(
       ErrorCodes.TOOL_INPUT_INVALID,
       `${owner}: invalid JSON Schema (${(cause as Error).message}).`,
       { category: 'config', cause },
     );
   }
+}
+
+/**
+ * A validator returning human-readable issues, or null when valid. The dialect is checked at
+ * once; the schema is compiled now when `eager`, else at the first validation.
+ */
+export function compileValidator(
+  schema: JsonSchema,
+  owner: string,
+  { eager = true }: { eager?: boolean } = {},
+): ArgumentValidator {
+  const dialect = dialectOf(schema, owner);
+  let validate: ValidateFunction | undefined = eager ? compile(schema, owner, dialect) : undefined;
   return (value) => {
+    validate ??= compile(schema, owner, dialect);
     if (validate(value)) return null;
     return (validate.errors ?? []).map((e) => {
       const where =

@@ -49,7 +49,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
       spec.allows = (principal) => roles.some((r) => principal.roles.includes(r));
       spec.requiredRoles = roles;
     }
-    registry.addTool(spec);
+    registry.addTool(spec, { compileOnFirstCall: true });
   };
   const timeout = deps.limits.statementTimeoutMs;
   if (deps.queryDatabase) {

@@ -15,7 +15,7 @@ import type { CallSession } from '../../db/call-session.js';
 import type { Database, TransactionOptions } from '../../db/database.js';
 import { describeDbError } from '../../db/errors.js';
 import type { AccessPolicy } from '../access-policy.js';
-import { checkStatement } from '../sql-guard.js';
+import { checkStatement, loadSqlParser } from '../sql-guard.js';
 import { confirmWrite } from './query-confirm.js';
 import { formatResult } from './query-format.js';
 import { checkPolicy, type Masks } from './query-policy.js';
@@ -167,9 +167,10 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
         );
       };
       try {
-        const guard = await stage('parse', () =>
-          checkStatement(query, { allowWrites, deniedFunctions: options.deniedFunctions }),
-        );
+        const guard = await stage('parse', async () => {
+          await loadSqlParser(); // loaded once, at the first statement
+          return checkStatement(query, { allowWrites, deniedFunctions: options.deniedFunctions });
+        });
         const readOnly = guard.kind === 'read' || !allowWrites;
         if (guard.kind === 'write' && nonce === null) {
           // A write not yet confirmed: the policy and the estimate on a read-only connection,

@@ -30,7 +30,7 @@ function authRequired(row: HandlerRow): AppError {
   );
 }
 
-/** Runs the generated function in one transaction and returns the envelope it built. */
+/** Runs the generated function in one transaction (one round trip) and returns its envelope. */
 async function invoke(
   db: Database,
   options: RegistryHandlerOptions,
@@ -45,23 +45,22 @@ async function invoke(
     claims: ctx.principal.claims,
   };
   const sql = `SELECT mcp.${quoteIdent(row.function_name)}(ROW($1::jsonb, $2::text, $3::jsonb, $4::text)::mcp.request) AS response`;
-  const response = await db.withTransaction(
-    {
-      readOnly: !options.allowWrites,
-      timeoutMs: options.statementTimeoutMs,
-      principal: ctx.principal,
-      signal: ctx.signal,
-    },
-    async (client) =>
-      (
-        await client.query<{ response: unknown }>(sql, [
-          JSON.stringify(call.args),
-          call.uri,
-          JSON.stringify(context),
-          randomUUID(),
-        ])
-      ).rows[0]?.response,
-  );
+  // BEGIN, the settings, the call and ROLLBACK or COMMIT in one round trip.
+  const result = await db.runStatement({
+    readOnly: !options.allowWrites,
+    timeoutMs: options.statementTimeoutMs,
+    principal: ctx.principal,
+    signal: ctx.signal,
+    // A generated call of a registered handler: a read-write one keeps its connection.
+    keepAfterWrite: true,
+    sql,
+    params: [JSON.stringify(call.args), call.uri, JSON.stringify(context), randomUUID()],
+    offset: 0,
+    limit: 1,
+    // The envelope is read whole, as before (no byte cap of query results applies to it).
+    maxBytes: Number.POSITIVE_INFINITY,
+  });
+  const response = result.rows[0]?.[0];
   if (response === null || response === undefined) {
     throw new AppError(
       'PGMCP202',

@@ -256,17 +256,10 @@ function tooLarge(derived: DerivedRoutine, maxBytes: number): AppError {
   );
 }
 
-/** Approximate JSON size of a row as read (the same order of magnitude the pipeline counts). */
-function rowBytes(row: unknown[]): number {
-  let bytes = 2;
-  for (const v of row) bytes += v === null || v === undefined ? 5 : JSON.stringify(v).length + 1;
-  return bytes;
-}
-
 /**
- * STABLE and IMMUTABLE functions: one round trip (settings + statement before one Sync, read
- * only), rows and bytes capped as they arrive. VOLATILE functions and procedures: an explicit
- * transaction (read-write where allowed), sets capped with LIMIT and the bytes counted here.
+ * One round trip whatever the routine: BEGIN (READ ONLY for STABLE and IMMUTABLE functions, the
+ * declared mode otherwise), the settings, the call and the closing ROLLBACK or COMMIT before
+ * one Sync; rows and bytes capped as they arrive.
  */
 async function fetchRows(
   derived: DerivedRoutine,
@@ -274,53 +267,30 @@ async function fetchRows(
   call: BuiltCall,
   ctx: CallContext,
 ): Promise<Fetched> {
-  const tx = {
+  const isSet = derived.shape.kind !== 'void' && derived.shape.set;
+  const result = await deps.db.runStatement({
     readOnly: derived.readOnly,
     timeoutMs: deps.statementTimeoutMs,
     principal: ctx.principal,
     signal: ctx.signal,
-  };
-  const isSet = derived.shape.kind !== 'void' && derived.shape.set;
-  const limit = isSet ? deps.maxRows : 1;
-  if (derived.routine.kind === 'function' && derived.routine.volatility !== 'volatile') {
-    const result = await deps.db.runStatement({
-      ...tx,
-      sql: call.text,
-      params: call.values,
-      offset: 0,
-      limit,
-      maxBytes: deps.maxResultBytes,
-    });
-    const first = result.rows[0];
-    if (
-      result.truncatedBy === 'bytes' &&
-      result.rows.length === 1 &&
-      first?.some((v) => typeof v === 'string' && CUT_MARK.test(v))
-    ) {
-      throw tooLarge(derived, deps.maxResultBytes);
-    }
-    return { rows: result.rows, truncatedBy: isSet ? result.truncatedBy : null };
+    // The call is pgmcp's own text naming a catalogued routine: a read-write one keeps its
+    // connection (its settings re-applied before the next call), as it always did.
+    keepAfterWrite: true,
+    sql: call.text,
+    params: call.values,
+    offset: 0,
+    limit: isSet ? deps.maxRows : 1,
+    maxBytes: deps.maxResultBytes,
+  });
+  const first = result.rows[0];
+  if (
+    result.truncatedBy === 'bytes' &&
+    result.rows.length === 1 &&
+    first?.some((v) => typeof v === 'string' && CUT_MARK.test(v))
+  ) {
+    throw tooLarge(derived, deps.maxResultBytes);
   }
-  // The limit is a number from the configuration, never caller text.
-  const text =
-    isSet && derived.routine.kind === 'function' ? `${call.text} LIMIT ${limit + 1}` : call.text;
-  const result = await deps.db.withTransaction(tx, (client) =>
-    client.query({ text, values: call.values, rowMode: 'array' }),
-  );
-  const rows = result.rows as unknown[][];
-  if (!isSet) return { rows, truncatedBy: null };
-  const kept: unknown[][] = [];
-  let bytes = 0;
-  for (const row of rows) {
-    if (kept.length === limit) return { rows: kept, truncatedBy: 'rows' };
-    bytes += rowBytes(row);
-    if (bytes > deps.maxResultBytes) {
-      if (kept.length === 0) throw tooLarge(derived, deps.maxResultBytes);
-      return { rows: kept, truncatedBy: 'bytes' };
-    }
-    kept.push(row);
-  }
-  return { rows: kept, truncatedBy: null };
+  return { rows: result.rows, truncatedBy: isSet ? result.truncatedBy : null };
 }
 
 export async function callRoutine(

@@ -1,0 +1,18 @@
+// Every tools/call of an app goes to the audit log (HTTP with the state database; stdio to
+// audit.file). Its own module so stdio can use it without loading the HTTP stack.
+import type { AuditLog } from '../auth/index.js';
+import type { App } from './app.js';
+
+export function auditToolCalls(app: App, audit: AuditLog): void {
+  app.onExchange((record) => {
+    if (record.method !== 'tools/call' || !record.name) return;
+    audit.toolCall({
+      principal: record.principal,
+      database: record.database ?? app.db.name,
+      tool: record.name,
+      durationMs: record.durationMs,
+      outcome: record.outcome === 'ok' ? 'success' : 'failure',
+      ...(record.errorCode != null ? { errorCode: String(record.errorCode) } : {}),
+    });
+  });
+}
