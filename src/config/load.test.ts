@@ -71,6 +71,8 @@ describe('loadConfig defaults', () => {
           denyTables: [],
           denyColumns: [],
           maskColumns: [],
+          allowFunctions: [],
+          allowMaskedPredicates: false,
         },
         deniedFunctions: [],
         maxPlanCost: null,

@@ -15,7 +15,8 @@ export interface SecretColumn {
 const PASSWORD_HASH = 'role password hashes';
 const MAPPING = 'user-mapping options (foreign-server user names and passwords)';
 const CONNINFO = 'connection strings (with passwords)';
-const SAMPLES = "sample values of every column (password hashes included, once pg_authid is ANALYZEd)";
+const SAMPLES =
+  'sample values of every column (password hashes included, once pg_authid is ANALYZEd)';
 
 /** Every column of the catalog known to hold credentials, by the relation it is read from. */
 export const SECRET_COLUMNS: readonly SecretColumn[] = [

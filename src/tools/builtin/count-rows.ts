@@ -4,7 +4,9 @@ import type pg from 'pg';
 import type { Catalog } from '../../catalog/index.js';
 import type { ToolSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
+import { createAccessPolicy, NO_RULES, type AccessPolicy } from '../access-policy.js';
 import { loadSqlParser } from '../sql-guard.js';
+import { checkRelationReach, createJudge } from './indirection.js';
 import { catalogIsStale, locateRelation } from './locate.js';
 import {
   invalidInput,
@@ -22,6 +24,8 @@ export interface CountRowsDeps {
   catalog: Catalog;
   statementTimeoutMs: number;
   deniedFunctions: readonly string[];
+  /** The access policy (for views and masked columns); none: only credentials are judged. */
+  policy?: AccessPolicy;
 }
 
 const DESCRIPTION = [
@@ -61,6 +65,8 @@ export function refuseAttributeCalls(sql: string, deniedFunctions: readonly stri
 
 export function createCountRowsTool(deps: CountRowsDeps): ToolSpec {
   const { db, catalog } = deps;
+  const judge = createJudge(deps.policy ?? createAccessPolicy(NO_RULES));
+  const maskedMayFilter = deps.policy?.allowMaskedPredicates === true;
 
   return {
     name: 'count_rows',
@@ -118,12 +124,18 @@ export function createCountRowsTool(deps: CountRowsDeps): ToolSpec {
               {
                 schema: rel.schema,
                 table: rel.name,
-                columns: new Set(rel.columns.map((c) => c.name)),
+                // A filter on a masked column would answer questions about its values.
+                columns: new Set(
+                  rel.columns.filter((c) => maskedMayFilter || !c.masked).map((c) => c.name),
+                ),
               },
               where,
               deps.deniedFunctions,
             );
             refuseAttributeCalls(sql, deps.deniedFunctions);
+            // A view is counted through what it reads: a denied table, credentials.
+            if (rel.kind === 'view' || rel.kind === 'materialized_view')
+              await checkRelationReach(client, judge, rel.schema, rel.name);
             await sameLexerAsParser(client);
             await client.query(RESTRICT_SEARCH_PATH);
             // Extended protocol: the server itself refuses more than one statement.

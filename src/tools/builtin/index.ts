@@ -68,6 +68,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
       catalog: deps.catalog,
       statementTimeoutMs: timeout,
       deniedFunctions: deps.deniedFunctions,
+      policy: deps.policy,
     }),
   );
   add(
@@ -88,6 +89,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
         embeddings: deps.embeddings,
         statementTimeoutMs: timeout,
         deniedFunctions: deps.deniedFunctions,
+        policy: deps.policy,
       }),
     );
   }

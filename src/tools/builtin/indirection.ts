@@ -34,7 +34,8 @@ export function createJudge(policy: AccessPolicy): Judge {
     policy,
     tableDenied(schema, table) {
       if (!policy.active) return null;
-      if (!policy.tableVisible(schema, table)) return `${schema}.${table}, which the access policy denies`;
+      if (!policy.tableVisible(schema, table))
+        return `${schema}.${table}, which the access policy denies`;
       // The planner's statistics hold sample values of every column.
       if (schema === 'pg_catalog' && /^pg_stat(s|istic)/.test(table))
         return `${schema}.${table} (sample values of every column), which an access policy hides`;
@@ -68,21 +69,30 @@ export function functionRefs(tree: unknown): FunctionRef[] {
       const parts = nameParts((body as { funcname?: unknown }).funcname);
       add(parts.length > 1 ? parts[parts.length - 2]! : null, parts[parts.length - 1] ?? '');
     } else if (type === 'ColumnRef') {
-      for (const field of nameParts((body as { fields?: unknown }).fields).slice(1)) add(null, field);
+      for (const field of nameParts((body as { fields?: unknown }).fields).slice(1))
+        add(null, field);
     } else if (type === 'A_Indirection') {
-      for (const field of nameParts((body as { indirection?: unknown }).indirection)) add(null, field);
+      for (const field of nameParts((body as { indirection?: unknown }).indirection))
+        add(null, field);
     }
   });
   return [...refs.values()];
 }
 
 /** Relations a tree names (RangeVars), as written. */
-export function relationRefs(tree: unknown): { schema: string | null; name: string; alias: string | null }[] {
+export function relationRefs(
+  tree: unknown,
+): { schema: string | null; name: string; alias: string | null }[] {
   const refs: { schema: string | null; name: string; alias: string | null }[] = [];
   visitNodes(tree, (type, body) => {
     if (type !== 'RangeVar') return;
     const v = body as { schemaname?: string; relname?: string; alias?: { aliasname?: string } };
-    if (v.relname) refs.push({ schema: v.schemaname ?? null, name: v.relname, alias: v.alias?.aliasname ?? null });
+    if (v.relname)
+      refs.push({
+        schema: v.schemaname ?? null,
+        name: v.relname,
+        alias: v.alias?.aliasname ?? null,
+      });
   });
   return refs;
 }
@@ -220,17 +230,28 @@ const splitName = (name: string): [string, string] => {
   return [name.slice(0, dot), name.slice(dot + 1)];
 };
 
-async function checkViews(walk: Walk, views: ResolvedRelation[], path: string, depth: number): Promise<void> {
+async function checkViews(
+  walk: Walk,
+  views: ResolvedRelation[],
+  path: string,
+  depth: number,
+): Promise<void> {
   const fresh = views.filter((v) => !walk.seenViews.has(v.oid));
   if (fresh.length === 0) return;
-  if (depth > MAX_DEPTH) throw refuse(ErrorCodes.POLICY_INDIRECT_ACCESS, `Refused: ${path} nests views and functions too deeply to analyse.`);
+  if (depth > MAX_DEPTH)
+    throw refuse(
+      ErrorCodes.POLICY_INDIRECT_ACCESS,
+      `Refused: ${path} nests views and functions too deeply to analyse.`,
+    );
   for (const v of fresh) walk.seenViews.add(v.oid);
   const names = new Map(fresh.map((v) => [v.oid, qualified(v.schema, v.name)]));
   const { rows } = await walk.lookup.query<ReachRow>(REACH_SQL, [fresh.map((v) => v.oid)]);
   const functionOids = new Map<number, string>();
   // Every view in the closure, for its definition: the dependency catalog records no
   // reference to a system catalog (they are pinned), and a whole-row reference adds no column.
-  const closure = new Map<number, string>(fresh.map((v) => [v.oid, `${path}view ${qualified(v.schema, v.name)}`]));
+  const closure = new Map<number, string>(
+    fresh.map((v) => [v.oid, `${path}view ${qualified(v.schema, v.name)}`]),
+  );
   for (const row of rows) {
     const root = names.get(Number(row.root)) ?? row.root;
     const via = qualified(row.via_schema, row.via_name);
@@ -260,12 +281,18 @@ async function checkViews(walk: Walk, views: ResolvedRelation[], path: string, d
     const label = closure.get(Number(oid))!;
     const parsed = tryParse(def ?? '');
     if (!parsed.ok)
-      throw refuse(ErrorCodes.POLICY_INDIRECT_ACCESS, `Refused: the definition of ${label} could not be analysed (${parsed.message}).`);
+      throw refuse(
+        ErrorCodes.POLICY_INDIRECT_ACCESS,
+        `Refused: the definition of ${label} could not be analysed (${parsed.message}).`,
+      );
     await checkBody(walk, parsed.tree, `${label} `, depth + 1);
   }
   if (functionOids.size > 0) {
-    const { rows: fns } = await walk.lookup.query<FunctionRow>(FUNCTIONS_BY_OID_SQL, [[...functionOids.keys()]]);
-    for (const fn of fns) await checkFunction(walk, fn, functionOids.get(Number(fn.oid)) ?? path, depth + 1, false);
+    const { rows: fns } = await walk.lookup.query<FunctionRow>(FUNCTIONS_BY_OID_SQL, [
+      [...functionOids.keys()],
+    ]);
+    for (const fn of fns)
+      await checkFunction(walk, fn, functionOids.get(Number(fn.oid)) ?? path, depth + 1);
   }
 }
 
@@ -283,18 +310,27 @@ async function checkFunctionRefs(
   ]);
   for (const fn of rows) {
     if (topLevel && fn.set_returning) walk.setReturning.add(fn.name);
-    await checkFunction(walk, fn, path, depth, topLevel);
+    await checkFunction(walk, fn, path, depth);
   }
 }
 
-async function checkFunction(walk: Walk, fn: FunctionRow, path: string, depth: number, topLevel: boolean): Promise<void> {
+async function checkFunction(
+  walk: Walk,
+  fn: FunctionRow,
+  path: string,
+  depth: number,
+): Promise<void> {
   const oid = Number(fn.oid);
   if (walk.seenFunctions.has(oid)) return;
   walk.seenFunctions.add(oid);
   if (SYSTEM.has(fn.schema) || fn.extension) return;
   const name = qualified(fn.schema, fn.name);
   const label = `${path}function ${name}`;
-  if (depth > MAX_DEPTH) throw refuse(ErrorCodes.POLICY_INDIRECT_ACCESS, `Refused: ${label} nests views and functions too deeply to analyse.`);
+  if (depth > MAX_DEPTH)
+    throw refuse(
+      ErrorCodes.POLICY_INDIRECT_ACCESS,
+      `Refused: ${label} nests views and functions too deeply to analyse.`,
+    );
   const { policy } = walk.judge;
   if (fn.language !== 'sql') {
     if (policy.active) {
@@ -315,7 +351,10 @@ async function checkFunction(walk: Walk, fn: FunctionRow, path: string, depth: n
   const parsed = tryParse(fn.body ?? '');
   if (!parsed.ok) {
     if (!policy.active && !mentionsSecret(fn.body ?? '')) return;
-    throw refuse(ErrorCodes.FUNCTION_NOT_ANALYSABLE, `Refused: the body of ${label} could not be analysed (${parsed.message}).`);
+    throw refuse(
+      ErrorCodes.FUNCTION_NOT_ANALYSABLE,
+      `Refused: the body of ${label} could not be analysed (${parsed.message}).`,
+    );
   }
   await checkBody(walk, parsed.tree, `${label} `, depth + 1);
 }
@@ -328,7 +367,9 @@ async function checkBody(walk: Walk, tree: unknown, label: string, depth: number
     if (denied) throw indirect(`${label}reads ${denied}`, walk.judge);
   }
   if (relations.length > 0) {
-    const { rows } = await walk.lookup.query<{ oid: string; name: string }>(COLUMNS_SQL, [relations.map((r) => r.oid)]);
+    const { rows } = await walk.lookup.query<{ oid: string; name: string }>(COLUMNS_SQL, [
+      relations.map((r) => r.oid),
+    ]);
     const byOid = new Map(relations.map((r) => [r.oid, r]));
     const all = new Set(rows.map((r) => r.name));
     const hidden = new Map<string, string>();
@@ -338,8 +379,12 @@ async function checkBody(walk: Walk, tree: unknown, label: string, depth: number
       const why = walk.judge.columnHidden(rel.schema, rel.name, row.name);
       if (why) hidden.set(row.name, why);
       else if (walk.judge.columnMasked(rel.schema, rel.name, row.name))
-        hidden.set(row.name, `the masked column ${qualified(rel.schema, rel.name)}.${row.name} (through a function it would come back unmasked)`);
-      if (why || walk.judge.columnMasked(rel.schema, rel.name, row.name)) sensitive.push(qualified(rel.schema, rel.name));
+        hidden.set(
+          row.name,
+          `the masked column ${qualified(rel.schema, rel.name)}.${row.name} (through a function it would come back unmasked)`,
+        );
+      if (why || walk.judge.columnMasked(rel.schema, rel.name, row.name))
+        sensitive.push(qualified(rel.schema, rel.name));
     }
     if (hidden.size > 0) {
       visitNodes(tree, (type, body) => {
@@ -383,3 +428,17 @@ function indirect(reason: string, _judge: Judge, hidden?: string): AppError {
   return refuse(ErrorCodes.POLICY_INDIRECT_ACCESS, `Refused: ${reason}.`);
 }
 
+/**
+ * For tools that read one relation of the catalog by name (count_rows, similarity_search): when
+ * it is a view, what it reads through its definition is judged as for free SQL.
+ */
+export async function checkRelationReach(
+  lookup: Lookup,
+  judge: Judge,
+  schema: string,
+  name: string,
+): Promise<void> {
+  const relations = await resolveRelations(lookup, [{ schema, name, alias: null }]);
+  if (viewsOf(relations).length === 0) return;
+  await checkIndirection(lookup, judge, relations, {});
+}

@@ -183,7 +183,9 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
           // A write not yet confirmed: the policy and the estimate on a read-only connection,
           // released before the user is asked; a confirmed write then runs on a fresh one.
           const { masks, plan } = await db.withCall(tx(true), async (session) => {
-            const masks = await stage('policy', () => checkPolicy(session, policy, query, guard, screen));
+            const masks = await stage('policy', () =>
+              checkPolicy(session, policy, query, guard, screen),
+            );
             const plan = await stage('plan', () =>
               estimatePlan(session, query, params, true).catch(() => null),
             );
@@ -196,7 +198,9 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
           return await db.withCall(tx(readOnly), (session) => runAndFormat(session, masks, true));
         }
         return await db.withCall(tx(readOnly), async (session) => {
-          const masks = await stage('policy', () => checkPolicy(session, policy, query, guard, screen));
+          const masks = await stage('policy', () =>
+            checkPolicy(session, policy, query, guard, screen),
+          );
           await stage('plan', () =>
             guard.kind === 'read'
               ? checkPlanCost(session, options, query, params, guard)

@@ -79,7 +79,9 @@ export async function formatResult(
 export function isCredential(value: unknown): boolean {
   if (typeof value === 'string') return looksLikeCredential(value);
   if (typeof value === 'object' && value !== null && !(value instanceof Date)) {
-    return looksLikeCredential(Buffer.isBuffer(value) ? value.toString('latin1') : JSON.stringify(value));
+    return looksLikeCredential(
+      Buffer.isBuffer(value) ? value.toString('latin1') : JSON.stringify(value),
+    );
   }
   return false;
 }

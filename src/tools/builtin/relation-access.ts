@@ -143,9 +143,7 @@ export async function enforcePolicy(
         ? `Refused: the query reads ${secretOnes.map((r) => `${r.schema}.${r.name}`).join(', ')}, which holds credentials, and refers to ${[...problems].join(', ')}. Name the other columns you need (no *, no whole-row values); pgmcp never returns credentials.`
         : `Refused: the query reads a table with columns you may not use, and refers to ${[...problems].join(', ')}. Name the visible columns you need (no *, no whole-row values); get_schema_info lists them.`;
     throw new AppError(
-      secretOnes.length > 0
-        ? ErrorCodes.CREDENTIALS_REFUSED
-        : ErrorCodes.TOOL_INPUT_INVALID,
+      secretOnes.length > 0 ? ErrorCodes.CREDENTIALS_REFUSED : ErrorCodes.TOOL_INPUT_INVALID,
       reason,
       { category: 'forbidden' },
     );

@@ -10,9 +10,10 @@ import type { ToolSpec } from '../../core/specs.js';
 import { quoteIdent } from '../../core/sql.js';
 import type { Database } from '../../db/database.js';
 import { dimensionMismatch, type EmbeddingProviders } from '../../embeddings/index.js';
-import { MASK } from '../access-policy.js';
+import { createAccessPolicy, MASK, NO_RULES, type AccessPolicy } from '../access-policy.js';
 import { loadSqlParser } from '../sql-guard.js';
 import { refuseAttributeCalls, RESTRICT_SEARCH_PATH } from './count-rows.js';
+import { checkRelationReach, createJudge } from './indirection.js';
 import { textColumnFor, tsvectorColumn, vectorColumns } from './search-columns.js';
 import {
   estimateTokens,
@@ -38,6 +39,8 @@ export interface SimilaritySearchDeps {
   embeddings: EmbeddingProviders;
   statementTimeoutMs: number;
   deniedFunctions: readonly string[];
+  /** The access policy (for views); none: only credentials are judged. */
+  policy?: AccessPolicy;
 }
 
 const METRICS = { cosine: '<=>', l2: '<->', inner_product: '<#>' } as const;
@@ -165,6 +168,7 @@ function display(p: Plan, row: Record<string, unknown>, column: ColumnDescriptor
 }
 
 export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec {
+  const judge = createJudge(deps.policy ?? createAccessPolicy(NO_RULES));
   const { db, catalog } = deps;
   return {
     name: 'similarity_search',
@@ -316,6 +320,9 @@ export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec
       const recalled = await readOnlyCall(db, deps.statementTimeoutMs, ctx, async (client) => {
         const ext = await pgvectorSchema(client);
         if (ext === null) throw vectorUnavailable();
+        // A view is searched through what it reads: a denied table, credentials.
+        if (rel.kind === 'view' || rel.kind === 'materialized_view')
+          await checkRelationReach(client, judge, rel.schema, rel.name);
         await sameLexerAsParser(client);
         await client.query(RESTRICT_SEARCH_PATH);
         // Let the HNSW scan look at enough neighbours to fill k (pgvector's default is 40).
