@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../../src/core/content.js';
 import { ErrorCodes } from '../../src/core/errors.js';
+import { loadSnapshot } from '../../src/catalog/load.js';
 import { createSigner } from '../../src/core/signed.js';
 import { createDatabase, type Database } from '../../src/db/database.js';
 import { createFakeContext } from '../../src/testing/fake-context.js';
@@ -425,6 +426,18 @@ describe.skipIf(!pg)(
         ],
       ];
       for (const [query, rows] of legit) expect(rowsOf(await run(query)), query).toEqual(rows);
+    });
+
+    it('hides views that read a denied table from introspection, not the others', async () => {
+      const snapshot = await withClient(pg!.adminUrl, (client) =>
+        loadSnapshot(client, createAccessPolicy({ ...NO_RULES, ...policy })),
+      );
+      const names = snapshot.relationsOf(s).map((r) => r.name);
+      expect(names).not.toContain('vault');
+      expect(names).not.toContain('vault_view');
+      expect(names).not.toContain('vault_view2');
+      expect(names).toContain('people_public');
+      expect(names).toContain('order_totals');
     });
   },
 );
