@@ -7,7 +7,8 @@ import type { ToolSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
 import { createAccessPolicy, NO_RULES, type AccessPolicy } from '../access-policy.js';
 import { loadSqlParser } from '../sql-guard.js';
-import { checkRelationReach, createJudge } from './indirection.js';
+import { checkRelationReach } from './indirection.js';
+import { createJudge } from './policy-judge.js';
 import { catalogIsStale, locateRelation } from './locate.js';
 import {
   invalidInput,

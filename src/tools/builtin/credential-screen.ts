@@ -8,7 +8,7 @@
 import type { Lookup } from '../../db/call-session.js';
 import { SECRET_RELATION_NAMES } from '../credentials.js';
 import type { GuardResult } from '../sql-guard.js';
-import { mentionsSecret } from './indirection.js';
+import { mentionsSecret } from './policy-judge.js';
 
 /** How long the suspect names are trusted before they are worked out again. */
 export const SCREEN_TTL_MS = 30_000;

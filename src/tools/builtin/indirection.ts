@@ -12,90 +12,18 @@
 // body names a catalog relation that holds them.
 import type { Lookup } from '../../db/call-session.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
-import type { AccessPolicy } from '../access-policy.js';
-import { isSecretRelation, SECRET_RELATION_NAMES, secretColumn } from '../credentials.js';
+import { isSecretRelation } from '../credentials.js';
 import { nameParts, tryParse, visitNodes } from './parse-tree.js';
+import {
+  functionRefs,
+  mentionsSecret,
+  relationRefs,
+  type FunctionRef,
+  type Judge,
+} from './policy-judge.js';
 import { resolveRelations, type ResolvedRelation } from './relation-access.js';
 
 const SYSTEM = new Set(['pg_catalog', 'information_schema']);
-
-/** The policy and the credential wall, as one judge of relations and columns. */
-export interface Judge {
-  policy: AccessPolicy;
-  /** Why the table may not be read at all, or null. */
-  tableDenied(schema: string, table: string): string | null;
-  /** Why the column may not be read, or null (masked columns are not hidden). */
-  columnHidden(schema: string, table: string, column: string): string | null;
-  columnMasked(schema: string, table: string, column: string): boolean;
-}
-
-export function createJudge(policy: AccessPolicy): Judge {
-  return {
-    policy,
-    tableDenied(schema, table) {
-      if (!policy.active) return null;
-      if (!policy.tableVisible(schema, table))
-        return `${schema}.${table}, which the access policy denies`;
-      // The planner's statistics hold sample values of every column.
-      if (schema === 'pg_catalog' && /^pg_stat(s|istic)/.test(table))
-        return `${schema}.${table} (sample values of every column), which an access policy hides`;
-      return null;
-    },
-    columnHidden(schema, table, column) {
-      const secret = secretColumn(schema, table, column);
-      if (secret) return `${schema}.${table}.${column}, which holds ${secret.holds}`;
-      if (policy.active && !policy.columnVisible(schema, table, column))
-        return `${schema}.${table}.${column}, which the access policy denies`;
-      return null;
-    },
-    columnMasked: (schema, table, column) =>
-      policy.active && policy.columnMasked(schema, table, column),
-  };
-}
-
-export interface FunctionRef {
-  schema: string | null;
-  name: string;
-}
-
-/** Functions a tree calls: FuncCall names, and names after a dot (attribute notation). */
-export function functionRefs(tree: unknown): FunctionRef[] {
-  const refs = new Map<string, FunctionRef>();
-  const add = (schema: string | null, name: string): void => {
-    if (name && name !== '*') refs.set(`${schema ?? ''}.${name}`, { schema, name });
-  };
-  visitNodes(tree, (type, body) => {
-    if (type === 'FuncCall') {
-      const parts = nameParts((body as { funcname?: unknown }).funcname);
-      add(parts.length > 1 ? parts[parts.length - 2]! : null, parts[parts.length - 1] ?? '');
-    } else if (type === 'ColumnRef') {
-      for (const field of nameParts((body as { fields?: unknown }).fields).slice(1))
-        add(null, field);
-    } else if (type === 'A_Indirection') {
-      for (const field of nameParts((body as { indirection?: unknown }).indirection))
-        add(null, field);
-    }
-  });
-  return [...refs.values()];
-}
-
-/** Relations a tree names (RangeVars), as written. */
-export function relationRefs(
-  tree: unknown,
-): { schema: string | null; name: string; alias: string | null }[] {
-  const refs: { schema: string | null; name: string; alias: string | null }[] = [];
-  visitNodes(tree, (type, body) => {
-    if (type !== 'RangeVar') return;
-    const v = body as { schemaname?: string; relname?: string; alias?: { aliasname?: string } };
-    if (v.relname)
-      refs.push({
-        schema: v.schemaname ?? null,
-        name: v.relname,
-        alias: v.alias?.aliasname ?? null,
-      });
-  });
-  return refs;
-}
 
 function refuse(code: string, message: string): AppError {
   return new AppError(code, message, { category: 'forbidden' });
@@ -263,14 +191,13 @@ async function checkViews(
     }
     if (row.schema === null || row.name === null) continue;
     const denied = walk.judge.tableDenied(row.schema, row.name);
-    if (denied) throw indirect(`${label} reads ${denied}`, walk.judge);
+    if (denied) throw indirect(`${label} reads ${denied}`);
     if (row.column === null) continue;
     const hidden = walk.judge.columnHidden(row.schema, row.name, row.column);
-    if (hidden) throw indirect(`${label} reads ${hidden}`, walk.judge, hidden);
+    if (hidden) throw indirect(`${label} reads ${hidden}`, hidden);
     if (walk.judge.columnMasked(row.schema, row.name, row.column))
       throw indirect(
         `${label} reads the masked column ${qualified(row.schema, row.name)}.${row.column}; through a view it would come back unmasked. Query the table itself`,
-        walk.judge,
       );
   }
   const defs = await walk.lookup.query<{ oid: string; def: string | null }>(VIEWDEF_SQL, [
@@ -364,7 +291,7 @@ async function checkBody(walk: Walk, tree: unknown, label: string, depth: number
   const relations = await resolveRelations(walk.lookup, relationRefs(tree));
   for (const rel of relations) {
     const denied = walk.judge.tableDenied(rel.schema, rel.name);
-    if (denied) throw indirect(`${label}reads ${denied}`, walk.judge);
+    if (denied) throw indirect(`${label}reads ${denied}`);
   }
   if (relations.length > 0) {
     const { rows } = await walk.lookup.query<{ oid: string; name: string }>(COLUMNS_SQL, [
@@ -392,12 +319,11 @@ async function checkBody(walk: Walk, tree: unknown, label: string, depth: number
         const fields = nameParts((body as { fields?: unknown }).fields);
         const last = fields[fields.length - 1] ?? '';
         const why = hidden.get(last);
-        if (why) throw indirect(`${label}reads ${why}`, walk.judge, why);
+        if (why) throw indirect(`${label}reads ${why}`, why);
         if (last === '*' || !all.has(last)) {
           const secret = sensitive.some((r) => isSecretRelation(...splitName(r)));
           throw indirect(
             `${label}may read whole rows of ${[...new Set(sensitive)].join(', ')} (${fields.join('.')}), which have columns that are hidden or masked`,
-            walk.judge,
             secret ? ' which holds credentials' : undefined,
           );
         }
@@ -408,17 +334,8 @@ async function checkBody(walk: Walk, tree: unknown, label: string, depth: number
   await checkFunctionRefs(walk, functionRefs(tree), `${label}calls `, depth, false);
 }
 
-/** The catalog relation holding credentials that a body names, if any (for bodies not parsed). */
-export function mentionsSecret(body: string): string | null {
-  const lower = body.toLowerCase();
-  for (const name of SECRET_RELATION_NAMES) {
-    if (new RegExp(`\\b${name}\\b`).test(lower)) return name;
-  }
-  return null;
-}
-
 /** A refusal for what a view or function reaches; a credential one says so. */
-function indirect(reason: string, _judge: Judge, hidden?: string): AppError {
+function indirect(reason: string, hidden?: string): AppError {
   if (hidden !== undefined && / which holds /.test(hidden)) {
     return refuse(
       ErrorCodes.CREDENTIALS_REFUSED,

@@ -6,7 +6,7 @@ import { AppError, ErrorCodes } from '../../core/errors.js';
 import { quoteIdent } from '../../core/sql.js';
 import { isSecretRelation } from '../credentials.js';
 import type { RelationRef } from '../sql-guard.js';
-import type { Judge } from './indirection.js';
+import type { Judge } from './policy-judge.js';
 import { nameParts, visitNodes } from './parse-tree.js';
 
 export interface ResolvedRelation {

@@ -13,7 +13,8 @@ import { dimensionMismatch, type EmbeddingProviders } from '../../embeddings/ind
 import { createAccessPolicy, MASK, NO_RULES, type AccessPolicy } from '../access-policy.js';
 import { loadSqlParser } from '../sql-guard.js';
 import { refuseAttributeCalls, RESTRICT_SEARCH_PATH } from './count-rows.js';
-import { checkRelationReach, createJudge } from './indirection.js';
+import { checkRelationReach } from './indirection.js';
+import { createJudge } from './policy-judge.js';
 import { textColumnFor, tsvectorColumn, vectorColumns } from './search-columns.js';
 import {
   estimateTokens,
