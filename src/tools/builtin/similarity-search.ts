@@ -12,8 +12,10 @@ import type { Database } from '../../db/database.js';
 import { dimensionMismatch, type EmbeddingProviders } from '../../embeddings/index.js';
 import { createAccessPolicy, MASK, NO_RULES, type AccessPolicy } from '../access-policy.js';
 import { loadSqlParser } from '../sql-guard.js';
+import { WITHHELD } from '../credentials.js';
 import { refuseAttributeCalls, RESTRICT_SEARCH_PATH } from './count-rows.js';
 import { checkRelationReach } from './indirection.js';
+import { isCredential } from './query-format.js';
 import { createJudge } from './policy-judge.js';
 import { textColumnFor, tsvectorColumn, vectorColumns } from './search-columns.js';
 import {
@@ -165,6 +167,8 @@ const parseVector = (text: unknown): number[] | null =>
 function display(p: Plan, row: Record<string, unknown>, column: ColumnDescriptor): unknown {
   if (column.masked) return MASK;
   const value = row[column.name];
+  // pgmcp never returns credentials, from whatever table they are read.
+  if (value !== null && isCredential(value)) return WITHHELD;
   return typeof value === 'bigint' ? String(value) : value;
 }
 
@@ -398,7 +402,7 @@ export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec
             : { ctid: r.id };
         const scores = { score: Number(r.score.toFixed(6)), distance: r.distance };
         if (format === 'ids_only') return { ...keys, ...scores };
-        const excerpt = p.text?.masked ? MASK : r.best.text;
+        const excerpt = p.text?.masked ? MASK : isCredential(r.best.text) ? WITHHELD : r.best.text;
         if (format === 'summary') return { ...keys, ...scores, excerpt };
         const columns = Object.fromEntries(p.shown.map((c) => [c.name, display(p, row, c)]));
         return { ...columns, ...scores, excerpt };
