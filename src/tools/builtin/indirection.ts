@@ -85,10 +85,6 @@ WHERE p.oid = ANY ($1::oid[])`;
 const VIEWDEF_SQL = `SELECT c.oid::int8 AS oid, pg_catalog.pg_get_viewdef(c.oid) AS def
 FROM pg_catalog.pg_class c WHERE c.oid = ANY ($1::oid[])`;
 
-const COLUMNS_SQL = `SELECT a.attrelid::int8 AS oid, a.attname AS name
-FROM pg_catalog.pg_attribute a
-WHERE a.attrelid = ANY ($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped`;
-
 interface ReachRow {
   root: string;
   via: string;
@@ -294,9 +290,7 @@ async function checkBody(walk: Walk, tree: unknown, label: string, depth: number
     if (denied) throw indirect(`${label}reads ${denied}`);
   }
   if (relations.length > 0) {
-    const { rows } = await walk.lookup.query<{ oid: string; name: string }>(COLUMNS_SQL, [
-      relations.map((r) => r.oid),
-    ]);
+    const rows = relations.flatMap((r) => r.columns.map((c) => ({ oid: r.oid, name: c.name })));
     const byOid = new Map(relations.map((r) => [r.oid, r]));
     const all = new Set(rows.map((r) => r.name));
     const hidden = new Map<string, string>();

@@ -17,19 +17,20 @@ export interface ResolvedRelation {
   kind: string;
   /** The alias the query gives it, if any. */
   alias: string | null;
+  /** Its columns (attnum, name), read in the same round trip: the policy needs them. */
+  columns: { attnum: number; name: string }[];
   /** As written in the query. */
   written: string;
 }
 
 const RESOLVE_SQL = `SELECT r.i::int AS i, c.oid::int8 AS oid, n.nspname AS schema, c.relname AS name,
-  c.relkind::text AS kind
+  c.relkind::text AS kind,
+  (SELECT pg_catalog.json_agg(pg_catalog.json_build_array(a.attnum, a.attname) ORDER BY a.attnum)::text
+   FROM pg_catalog.pg_attribute a
+   WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS columns
 FROM pg_catalog.unnest($1::text[]) WITH ORDINALITY AS r(ref, i)
 JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass(r.ref)
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace`;
-
-const COLUMNS_SQL = `SELECT a.attrelid::int8 AS oid, a.attnum::int AS attnum, a.attname AS name
-FROM pg_catalog.pg_attribute a
-WHERE a.attrelid = ANY ($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped`;
 
 /** Relations the statement names (CTE names excluded) as PostgreSQL resolves them. */
 export async function resolveRelations(
@@ -49,6 +50,7 @@ export async function resolveRelations(
     schema: string;
     name: string;
     kind: string;
+    columns: string | null;
   }>(RESOLVE_SQL, [texts]);
   return rows.map((row) => {
     const ref = wanted[row.i - 1]!;
@@ -58,9 +60,16 @@ export async function resolveRelations(
       name: row.name,
       kind: row.kind,
       alias: ref.alias,
+      columns: parseColumns(row.columns),
       written: ref.schema === null ? ref.name : `${ref.schema}.${ref.name}`,
     };
   });
+}
+
+/** The columns as the resolve query sends them: a JSON array of [attnum, name]. */
+function parseColumns(text: string | null): { attnum: number; name: string }[] {
+  if (!text) return [];
+  return (JSON.parse(text) as [number, string][]).map(([attnum, name]) => ({ attnum, name }));
 }
 
 /** The error PostgreSQL itself gives for a missing relation: a hidden one looks the same. */
@@ -98,15 +107,13 @@ export async function enforcePolicy(
     if (judge.tableDenied(rel.schema, rel.name)) throw missingRelation(rel.written);
   }
   if ((!policy.hasColumnRules && !secret) || relations.length === 0) return [];
-  const { rows } = await client.query<{ oid: string; attnum: number; name: string }>(COLUMNS_SQL, [
-    relations.map((r) => r.oid),
-  ]);
-  const byOid = new Map(relations.map((r) => [r.oid, r]));
-  const columns = rows.map((row) => ({
-    relation: byOid.get(Number(row.oid))!,
-    attnum: row.attnum,
-    name: row.name,
-  }));
+  const seen = new Set<number>();
+  const columns: RelationColumn[] = [];
+  for (const relation of relations) {
+    if (seen.has(relation.oid)) continue;
+    seen.add(relation.oid);
+    for (const c of relation.columns) columns.push({ relation, attnum: c.attnum, name: c.name });
+  }
   const hidden = new Map<string, string>();
   const visible = new Set<string>();
   for (const { relation: rel, name } of columns) {
