@@ -8,6 +8,7 @@ import {
   INDEXES_SQL,
   INFO_SQL,
   RELATIONS_SQL,
+  VIEW_READS_SQL,
   SCHEMAS_SQL,
   type ColumnRow,
   type ConstraintRow,
@@ -75,6 +76,8 @@ export async function loadSnapshot(
   const columnRows = (await client.query<ColumnRow>(COLUMNS_SQL)).rows;
   const constraintRows = (await client.query<ConstraintRow>(CONSTRAINTS_SQL)).rows;
   const indexRows = (await client.query<IndexRow>(INDEXES_SQL)).rows;
+  // Only a policy can hide a view for what it reads.
+  const viewReads = policy.active ? (await client.query<ViewReadRow>(VIEW_READS_SQL)).rows : [];
   return buildSnapshot(
     {
       database: info.database,
@@ -84,6 +87,7 @@ export async function loadSnapshot(
       columns: columnRows,
       constraints: constraintRows,
       indexes: indexRows,
+      viewReads,
     },
     policy,
   );
@@ -97,6 +101,28 @@ export interface CatalogRows {
   columns: ColumnRow[];
   constraints: ConstraintRow[];
   indexes: IndexRow[];
+  /** What views read (VIEW_READS_SQL); loaded under a policy only. */
+  viewReads?: ViewReadRow[];
+}
+
+export interface ViewReadRow {
+  oid: string;
+  schema: string;
+  name: string;
+  column: string | null;
+}
+
+/** Views that read, at any depth, a table or column the policy denies: hidden like it. */
+function viewsHiddenByReads(rows: readonly ViewReadRow[], policy: VisibilityRules): Set<string> {
+  const hidden = new Set<string>();
+  for (const r of rows) {
+    if (
+      !policy.tableVisible(r.schema, r.name) ||
+      (r.column !== null && !policy.columnVisible(r.schema, r.name, r.column))
+    )
+      hidden.add(String(r.oid));
+  }
+  return hidden;
 }
 
 export function buildSnapshot(rows: CatalogRows, policy: VisibilityRules): CatalogSnapshot {
@@ -106,8 +132,10 @@ export function buildSnapshot(rows: CatalogRows, policy: VisibilityRules): Catal
     .sort((a, b) => byText(a.name, b.name));
 
   const work = new Map<string, Working>();
+  const hiddenViews = viewsHiddenByReads(rows.viewReads ?? [], policy);
   for (const r of rows.relations) {
     if (!policy.tableVisible(r.schema, r.name)) continue;
+    if (hiddenViews.has(String(r.oid))) continue;
     const kind = KINDS[r.relkind];
     if (!kind) continue;
     const hasRows = kind === 'table' || kind === 'materialized_view' || kind === 'foreign_table';

@@ -175,3 +175,32 @@ export const DETAILS_SQL = `SELECT c.oid::int8 AS relid,
      WHERE i.indrelid = c.oid) AS index_definitions
 FROM pg_catalog.pg_class c
 WHERE c.oid = ANY ($1::oid[])`;
+
+/**
+ * What the database's own views read, at any depth (the dependency catalog of their rewrite
+ * rules, followed through the views they read): under a policy, a view that reads a denied
+ * table or column is hidden like that table. Column-level rows name the column.
+ */
+export const VIEW_READS_SQL = `WITH RECURSIVE reach(root, refid, attnum) AS (
+  SELECT r.ev_class, d.refobjid, d.refobjsubid
+  FROM pg_catalog.pg_rewrite r
+  JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+    AND d.objid = r.oid AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+    AND d.refobjid <> r.ev_class
+  JOIN pg_catalog.pg_class v ON v.oid = r.ev_class
+  JOIN pg_catalog.pg_namespace vn ON vn.oid = v.relnamespace
+    AND vn.nspname NOT IN ('pg_catalog', 'information_schema')
+  UNION
+  SELECT reach.root, d.refobjid, d.refobjsubid
+  FROM reach
+  JOIN pg_catalog.pg_rewrite r ON r.ev_class = reach.refid
+  JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+    AND d.objid = r.oid AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+    AND d.refobjid <> r.ev_class
+)
+SELECT DISTINCT reach.root::int8 AS oid, n.nspname AS schema, c.relname AS name, a.attname AS column
+FROM reach
+JOIN pg_catalog.pg_class c ON c.oid = reach.refid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = reach.attnum
+  AND reach.attnum > 0`;

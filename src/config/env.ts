@@ -84,6 +84,12 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'database.access.denyTables', env: 'PGMCP_DENY_TABLES', kind: 'list' },
   { key: 'database.access.denyColumns', env: 'PGMCP_DENY_COLUMNS', kind: 'list' },
   { key: 'database.access.maskColumns', env: 'PGMCP_MASK_COLUMNS', kind: 'list' },
+  { key: 'database.access.allowFunctions', env: 'PGMCP_ALLOW_FUNCTIONS', kind: 'list' },
+  {
+    key: 'database.access.allowMaskedPredicates',
+    env: 'PGMCP_ALLOW_MASKED_PREDICATES',
+    kind: 'bool',
+  },
   { key: 'embedded.dataDir', env: 'PGMCP_DATA_DIR', kind: 'string' },
   { key: 'embedded.demo', env: 'PGMCP_DEMO', kind: 'bool' },
   { key: 'state.url', env: 'PGMCP_STATE_URL', kind: 'string' },

@@ -42,6 +42,7 @@ const badEnv: Record<string, string> = {
   PGMCP_DENY_TABLES: 'x y',
   PGMCP_DENY_COLUMNS: 'a..b',
   PGMCP_MASK_COLUMNS: 'users.email,bad one',
+  PGMCP_ALLOW_FUNCTIONS: 'audit.fn,bad fn()',
   PGMCP_ROLES: 'analyst,bad role!',
   PGMCP_TRUSTED_PROXIES: 'proxy.example.com',
   PGMCP_PROXY_USER_HEADER: 'X User',

@@ -72,6 +72,8 @@ describe('loadConfig defaults', () => {
           denyTables: [],
           denyColumns: [],
           maskColumns: [],
+          allowFunctions: [],
+          allowMaskedPredicates: false,
         },
         deniedFunctions: [],
         maxPlanCost: null,

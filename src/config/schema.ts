@@ -130,6 +130,10 @@ const accessSchema = section({
   denyTables: stringList(namePattern).default([]),
   denyColumns: stringList(namePattern).default([]),
   maskColumns: stringList(namePattern).default([]),
+  /** Functions pgmcp cannot analyse (plpgsql, C …) that statements may call under a policy. */
+  allowFunctions: stringList(namePattern).default([]),
+  /** Let masked columns filter, join, group and sort. */
+  allowMaskedPredicates: bool().default(false),
 });
 
 const databaseSchema = section({

@@ -13,6 +13,13 @@ export interface AccessRules {
   /** `column`, `table.column` or `schema.table.column`, globs allowed (e.g. `*.ssn`). */
   denyColumns: readonly string[];
   maskColumns: readonly string[];
+  /**
+   * Functions (`name`, `schema.name`, globs) whose bodies pgmcp cannot analyse (plpgsql, C …)
+   * that statements may call anyway while a policy is active.
+   */
+  allowFunctions?: readonly string[];
+  /** Let masked columns decide which rows come back and in what order (filters, sorts, joins). */
+  allowMaskedPredicates?: boolean;
 }
 
 export const NO_RULES: AccessRules = {
@@ -22,6 +29,8 @@ export const NO_RULES: AccessRules = {
   denyTables: [],
   denyColumns: [],
   maskColumns: [],
+  allowFunctions: [],
+  allowMaskedPredicates: false,
 };
 
 export interface AccessPolicy {
@@ -32,6 +41,9 @@ export interface AccessPolicy {
   tableVisible(schema: string, table: string): boolean;
   columnVisible(schema: string, table: string, column: string): boolean;
   columnMasked(schema: string, table: string, column: string): boolean;
+  /** A function whose body cannot be analysed that the config allows all the same. */
+  functionAllowed(schema: string, name: string): boolean;
+  readonly allowMaskedPredicates: boolean;
 }
 
 export const MASK = '****';
@@ -57,6 +69,7 @@ export function createAccessPolicy(rules: AccessRules): AccessPolicy {
   const denyTable = matcher(rules.denyTables, 2);
   const denyColumn = matcher(rules.denyColumns, 3);
   const maskColumn = matcher(rules.maskColumns, 3);
+  const allowFunction = matcher(rules.allowFunctions ?? [], 2);
   const schemaVisible = (schema: string): boolean => {
     if (denySchema([schema])) return false;
     if (rules.allowSchemas.length === 0 || SYSTEM_SCHEMAS.has(schema)) return true;
@@ -69,12 +82,22 @@ export function createAccessPolicy(rules: AccessRules): AccessPolicy {
     return allowTable([schema, table]);
   };
   return {
-    active: Object.values(rules).some((list) => list.length > 0),
+    // allowFunctions and allowMaskedPredicates only loosen rules: alone they are no policy.
+    active: [
+      rules.allowSchemas,
+      rules.denySchemas,
+      rules.allowTables,
+      rules.denyTables,
+      rules.denyColumns,
+      rules.maskColumns,
+    ].some((list) => list.length > 0),
     hasColumnRules: rules.denyColumns.length > 0 || rules.maskColumns.length > 0,
     schemaVisible,
     tableVisible,
     columnVisible: (schema, table, column) =>
       tableVisible(schema, table) && !denyColumn([schema, table, column]),
     columnMasked: (schema, table, column) => maskColumn([schema, table, column]),
+    functionAllowed: (schema, name) => allowFunction([schema, name]),
+    allowMaskedPredicates: rules.allowMaskedPredicates === true,
   };
 }

@@ -9,6 +9,8 @@
 //   {{file}}    a path prefix no file may ever appear under
 //   {{role}}    the role the server connects as
 
+import { CREDENTIAL_ENTRIES, INDIRECTION_ENTRIES } from './indirection.js';
+
 export type Category =
   | 'multi-statement'
   | 'transaction control'
@@ -25,7 +27,9 @@ export type Category =
   | 'resource exhaustion'
   | 'count_rows where'
   | 'params'
-  | 'tool arguments';
+  | 'tool arguments'
+  | 'credentials'
+  | 'policy indirection';
 
 /**
  * What "held" means for an entry, beyond the checks every entry gets:
@@ -44,7 +48,7 @@ export type Held =
   | { kind: 'bounded' }
   | { kind: 'value'; value: unknown };
 
-export type Tool = 'query_database' | 'count_rows';
+export type Tool = 'query_database' | 'count_rows' | 'execute_explain';
 
 export interface CorpusEntry {
   name: string;
@@ -680,6 +684,10 @@ export const HOSTILE: readonly CorpusEntry[] = [
   q('tool arguments', 'object as a parameter', 'SELECT $1', REFUSED, {
     params: [{ toPostgres: 'DELETE' }],
   }),
+  // -------------------------------------------------------------------------------------------
+  // Credentials in the catalog and the access policy through views and functions (indirection.ts).
+  ...CREDENTIAL_ENTRIES,
+  ...INDIRECTION_ENTRIES,
 ];
 
 /** Replace the placeholders in every string of `args`. */

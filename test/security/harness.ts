@@ -237,6 +237,8 @@ export type Wall =
   | 'row cap'
   | 'byte cap'
   | 'catalog lookup'
+  | 'credential wall'
+  | 'access policy'
   | 'ran harmlessly'
   | `PostgreSQL ${string}`;
 
@@ -246,9 +248,16 @@ export function wallOf(result: ToolCallResult): Wall {
     const structured = result.structuredContent as { truncated?: boolean } | undefined;
     if (/byte result cap|\[cut: /.test(text)) return 'byte cap';
     if (structured?.truncated) return 'row cap';
+    if (/withheld as \[credential withheld\]/.test(text)) return 'credential wall';
+    if (text.includes('****')) return 'access policy';
     return 'ran harmlessly';
   }
   if (text.startsWith('Invalid arguments for')) return 'input schema';
+  if (/pgmcp never returns credentials/.test(text)) return 'credential wall';
+  if (
+    /access policy|masked column|allowFunctions|columns you may not use|hidden or masked/.test(text)
+  )
+    return 'access policy';
   if (/^(Refused|The query holds|The query is empty)/.test(text)) return 'parser guard';
   if (text.includes('This database is read-only: ask for a SELECT')) return 'parser guard';
   if (text.startsWith('No table or view')) return 'catalog lookup';

@@ -2,9 +2,13 @@
 // expression (validated in where-clause.ts before it is pasted into the statement).
 import type pg from 'pg';
 import type { Catalog } from '../../catalog/index.js';
+import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
+import { createAccessPolicy, NO_RULES, type AccessPolicy } from '../access-policy.js';
 import { loadSqlParser } from '../sql-guard.js';
+import { checkRelationReach } from './indirection.js';
+import { createJudge } from './policy-judge.js';
 import { catalogIsStale, locateRelation } from './locate.js';
 import {
   invalidInput,
@@ -22,6 +26,8 @@ export interface CountRowsDeps {
   catalog: Catalog;
   statementTimeoutMs: number;
   deniedFunctions: readonly string[];
+  /** The access policy (for views and masked columns); none: only credentials are judged. */
+  policy?: AccessPolicy;
 }
 
 const DESCRIPTION = [
@@ -59,8 +65,37 @@ export function refuseAttributeCalls(sql: string, deniedFunctions: readonly stri
   }
 }
 
+/** A filter on a masked column would answer questions about its values (issue: masked ≠ secret). */
+function refuseMaskedFilter(
+  rel: { schema: string; name: string; columns: readonly { name: string; masked?: boolean }[] },
+  where: string | undefined,
+): void {
+  if (where === undefined || where.trim() === '') return;
+  const masked = new Set(rel.columns.filter((c) => c.masked).map((c) => c.name));
+  if (masked.size === 0) return;
+  const parsed = tryParse(`SELECT 1 WHERE (${where})`);
+  const used = new Set<string>();
+  if (parsed.ok) {
+    visitNodes(parsed.tree, (type, body) => {
+      if (type !== 'ColumnRef') return;
+      const fields = nameParts((body as { fields?: unknown }).fields);
+      const column = fields[fields.length - 1] ?? '';
+      if (masked.has(column)) used.add(`"${column}"`);
+    });
+  }
+  if (used.size > 0) {
+    throw new AppError(
+      ErrorCodes.MASKED_COLUMN_DECIDES,
+      `Refused where: ${[...used].join(', ')} ${used.size > 1 ? 'are' : 'is'} masked in ${rel.schema}.${rel.name}; a filter on a masked column would reveal its values. Filter on other columns (database.access.allowMaskedPredicates allows this).`,
+      { category: 'forbidden' },
+    );
+  }
+}
+
 export function createCountRowsTool(deps: CountRowsDeps): ToolSpec {
   const { db, catalog } = deps;
+  const judge = createJudge(deps.policy ?? createAccessPolicy(NO_RULES));
+  const maskedMayFilter = deps.policy?.allowMaskedPredicates === true;
 
   return {
     name: 'count_rows',
@@ -114,16 +149,23 @@ export function createCountRowsTool(deps: CountRowsDeps): ToolSpec {
             const found = await locateRelation(client, schemaArg, table);
             const rel = found ? snapshot.relation(found.schema, found.name) : undefined;
             if (!rel) return found && catalogIsStale(catalog.policy, found) ? 'stale' : 'missing';
+            if (!maskedMayFilter) refuseMaskedFilter(rel, where);
             sql = buildCountSql(
               {
                 schema: rel.schema,
                 table: rel.name,
-                columns: new Set(rel.columns.map((c) => c.name)),
+                // A filter on a masked column would answer questions about its values.
+                columns: new Set(
+                  rel.columns.filter((c) => maskedMayFilter || !c.masked).map((c) => c.name),
+                ),
               },
               where,
               deps.deniedFunctions,
             );
             refuseAttributeCalls(sql, deps.deniedFunctions);
+            // A view is counted through what it reads: a denied table, credentials.
+            if (rel.kind === 'view' || rel.kind === 'materialized_view')
+              await checkRelationReach(client, judge, rel.schema, rel.name);
             await sameLexerAsParser(client);
             await client.query(RESTRICT_SEARCH_PATH);
             // Extended protocol: the server itself refuses more than one statement.

@@ -5,7 +5,9 @@ import type pg from 'pg';
 import type { Catalog } from '../../catalog/index.js';
 import type { ToolSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
+import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { AccessPolicy } from '../access-policy.js';
+import { looksLikeCredential } from '../credentials.js';
 import { checkStatement, loadSqlParser } from '../sql-guard.js';
 import {
   analyzePlan,
@@ -14,7 +16,8 @@ import {
   type ExplainDocument,
 } from './explain-analysis.js';
 import { sameTree, tryParse } from './parse-tree.js';
-import { enforcePolicy, resolveRelations, type ResolvedRelation } from './relation-access.js';
+import { checkPolicy } from './query-policy.js';
+import { resolveRelations, type ResolvedRelation } from './relation-access.js';
 import { invalidInput, readOnlyAnnotations, readOnlyCall, sameLexerAsParser } from './support.js';
 
 export interface ExplainDeps {
@@ -143,7 +146,9 @@ export function createExecuteExplainTool(deps: ExplainDeps): ToolSpec {
         ctx,
         async (client) => {
           relations = await resolveRelations(client, guard.relations);
-          await enforcePolicy(client, policy, relations, original);
+          // The whole policy, as for query_database: through views and functions, and masked
+          // columns in filters (EXPLAIN's row estimates and ANALYZE's counts would answer them).
+          await checkPolicy(client, policy, query, guard);
           await sameLexerAsParser(client);
           const result = await client.query({
             text: sql,
@@ -168,6 +173,14 @@ export function createExecuteExplainTool(deps: ExplainDeps): ToolSpec {
       const findings = analyzePlan(doc, { ...deps.analysis, tableRows });
       const planText = format === 'json' ? JSON.stringify([doc], null, 2) : renderPlanText(doc);
       const analysis = findings.map((f) => `- ${f.message}`).join('\n');
+      // A plan shows constants and expressions: never one that reads like a credential.
+      if (looksLikeCredential(JSON.stringify(doc))) {
+        throw new AppError(
+          ErrorCodes.CREDENTIALS_REFUSED,
+          'Refused: the plan holds a value that reads like a credential (a password hash or a connection string with a password), and pgmcp never returns credentials.',
+          { category: 'forbidden' },
+        );
+      }
       return {
         content: [
           {

@@ -70,6 +70,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
       catalog: deps.catalog,
       statementTimeoutMs: timeout,
       deniedFunctions: deps.deniedFunctions,
+      policy: deps.policy,
     }),
   );
   add(
@@ -90,6 +91,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
         embeddings: deps.embeddings,
         statementTimeoutMs: timeout,
         deniedFunctions: deps.deniedFunctions,
+        policy: deps.policy,
       }),
     );
   }

@@ -16,6 +16,7 @@ import type { Database, TransactionOptions } from '../../db/database.js';
 import { describeDbError } from '../../db/errors.js';
 import type { AccessPolicy } from '../access-policy.js';
 import { checkStatement, loadSqlParser } from '../sql-guard.js';
+import { createCredentialScreen } from './credential-screen.js';
 import { confirmWrite } from './query-confirm.js';
 import { formatResult } from './query-format.js';
 import { checkPolicy, type Masks } from './query-policy.js';
@@ -55,6 +56,7 @@ function stageTimer(ctx: CallContext) {
 export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOptions): ToolSpec {
   const { limits, allowWrites, policy } = options;
   const confirmations: WriteConfirmations = createWriteConfirmations(options.signer);
+  const screen = createCredentialScreen();
 
   const description = [
     'Run one SQL statement against the PostgreSQL database and return the rows as tab-separated text (header line first; NULL is an empty field).',
@@ -151,13 +153,19 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
         signal: ctx.signal,
       });
       /** The last two stages, on the connection of the session given. */
-      const runAndFormat = async (session: CallSession, masks: Masks): Promise<ToolResult> => {
+      const runAndFormat = async (
+        session: CallSession,
+        masks: Masks,
+        writes = false,
+      ): Promise<ToolResult> => {
         const result = await stage('run', () =>
           session.run(
             { text: query, values: params },
             { offset, limit, maxBytes: limits.maxResultBytes },
           ),
         );
+        // A write may have created a view or function that reads credentials.
+        if (writes) screen.invalidate();
         return stage('format', () =>
           formatResult(session, result, masks, {
             database: db.name,
@@ -176,7 +184,9 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
           // A write not yet confirmed: the policy and the estimate on a read-only connection,
           // released before the user is asked; a confirmed write then runs on a fresh one.
           const { masks, plan } = await db.withCall(tx(true), async (session) => {
-            const masks = await stage('policy', () => checkPolicy(session, policy, query, guard));
+            const masks = await stage('policy', () =>
+              checkPolicy(session, policy, query, guard, screen),
+            );
             const plan = await stage('plan', () =>
               estimatePlan(session, query, params, true).catch(() => null),
             );
@@ -186,10 +196,12 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
             confirmWrite(ctx, confirmations, query, params, plan),
           );
           if (preview) return preview;
-          return await db.withCall(tx(readOnly), (session) => runAndFormat(session, masks));
+          return await db.withCall(tx(readOnly), (session) => runAndFormat(session, masks, true));
         }
         return await db.withCall(tx(readOnly), async (session) => {
-          const masks = await stage('policy', () => checkPolicy(session, policy, query, guard));
+          const masks = await stage('policy', () =>
+            checkPolicy(session, policy, query, guard, screen),
+          );
           await stage('plan', () =>
             guard.kind === 'read'
               ? checkPlanCost(session, options, query, params, guard)
@@ -200,7 +212,7 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
             if (guard.kind === 'write' && nonce !== null)
               confirmations.redeem(nonce, query, params);
           });
-          return runAndFormat(session, masks);
+          return runAndFormat(session, masks, guard.kind === 'write');
         });
       } catch (error) {
         if (isAppError(error) && error.category !== 'internal') {

@@ -1,9 +1,15 @@
-// query_database, stage "policy": the access policy's verdict on the relations and columns the
-// statement uses, resolved on the call's own connection (so under the call's role: a relation
-// that role cannot see is not there for the policy either).
+// query_database, stage "policy": the access policy's and the credential wall's verdict on the
+// relations and columns the statement uses — directly, through views and through functions —
+// resolved on the call's own connection (so under the call's role: a relation that role cannot
+// see is not there for the policy either).
 import type { Lookup } from '../../db/call-session.js';
+import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { AccessPolicy } from '../access-policy.js';
 import type { GuardResult } from '../sql-guard.js';
+import type { CredentialScreen } from './credential-screen.js';
+import { checkIndirection } from './indirection.js';
+import { createJudge, type Judge } from './policy-judge.js';
+import { maskedDecisions, maskedOutputs } from './masked-use.js';
 import { tryParse } from './parse-tree.js';
 import { enforcePolicy, resolveRelations } from './relation-access.js';
 
@@ -15,28 +21,72 @@ export interface Masks {
    * row_to_json(t), t.to_jsonb) may carry a masked value, so computed columns are masked too.
    */
   referenced: boolean;
+  /**
+   * Which output columns, by position, are computed from a masked column; null when that
+   * cannot be told, and then every computed column is masked while `referenced`.
+   */
+  computed: boolean[] | null;
 }
 
-export const NO_MASKS: Masks = { attrs: new Set(), referenced: false };
+export const NO_MASKS: Masks = { attrs: new Set(), referenced: false, computed: null };
 
-/** Throws when the policy refuses the statement; else says which columns to mask. */
+const judges = new WeakMap<AccessPolicy, Judge>();
+function judgeOf(policy: AccessPolicy): Judge {
+  let judge = judges.get(policy);
+  if (!judge) judges.set(policy, (judge = createJudge(policy)));
+  return judge;
+}
+
+/** Throws when the policy or the credential wall refuses the statement; else says what to mask. */
 export async function checkPolicy(
   lookup: Lookup,
   policy: AccessPolicy,
   sql: string,
   guard: GuardResult,
+  screen: CredentialScreen | null = null,
 ): Promise<Masks> {
-  if (!policy.active) return NO_MASKS;
+  // Without a policy only credentials are at stake, and most statements cannot reach them.
+  if (!policy.active && screen !== null && !(await screen.mayReach(lookup, guard))) return NO_MASKS;
+  const judge = judgeOf(policy);
   const relations = await resolveRelations(lookup, guard.relations);
   const parsed = tryParse(sql);
-  const columns = await enforcePolicy(lookup, policy, relations, parsed.ok ? parsed.tree : {});
+  const tree = parsed.ok ? parsed.tree : {};
+  const columns = await enforcePolicy(lookup, judge, relations, tree);
+  const { setReturning } = await checkIndirection(lookup, judge, relations, tree);
+  if (!policy.active) return NO_MASKS;
   const attrs = new Set<string>();
-  let referenced = false;
+  const maskedNames = new Set<string>();
+  const maskedRelations = new Set<number>();
   for (const { relation: rel, attnum, name } of columns) {
     if (policy.columnMasked(rel.schema, rel.name, name)) {
       attrs.add(`${rel.oid}:${attnum}`);
-      referenced = true;
+      maskedNames.add(name);
+      maskedRelations.add(rel.oid);
     }
   }
-  return { attrs, referenced };
+  if (maskedNames.size === 0) return { attrs, referenced: false, computed: null };
+  const aliases = new Set<string>();
+  for (const rel of relations) {
+    if (!maskedRelations.has(rel.oid)) continue;
+    aliases.add(rel.name);
+    if (rel.alias) aliases.add(rel.alias);
+  }
+  const scope = {
+    columns: maskedNames,
+    relations: aliases,
+    allColumns: new Set(columns.map((c) => c.name)),
+    setReturning,
+  };
+  const statement = tree.stmts?.[0]?.stmt;
+  if (!policy.allowMaskedPredicates) {
+    const problems = maskedDecisions(statement, scope);
+    if (problems.length > 0) {
+      throw new AppError(
+        ErrorCodes.MASKED_COLUMN_DECIDES,
+        `Refused: a masked column may be shown (masked) but may not decide which rows come back or in what order, or it would reveal its values: ${problems.join('; ')}. Filter, join and sort on other columns (database.access.allowMaskedPredicates allows this).`,
+        { category: 'forbidden' },
+      );
+    }
+  }
+  return { attrs, referenced: true, computed: maskedOutputs(statement, scope) };
 }

@@ -3,6 +3,7 @@
 // version-specific ones; addresses and connection strings are removed.
 import type { CallContext, ResourceSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
+import { looksLikeCredential, WITHHELD } from '../credentials.js';
 import { jsonContents, readOnlyCall } from './support.js';
 
 export interface ServerResourceDeps {
@@ -211,7 +212,14 @@ export function createServerResources(deps: ServerResourceDeps): ResourceSpec[] 
           const { rows } = await client.query<{ row: unknown }>(
             activitySql(deps.showQueryText === true),
           );
-          return { queryTextShown: deps.showQueryText === true, sessions: rows.map((r) => r.row) };
+          // Another session's SQL may be CREATE ROLE … PASSWORD '…': never shown.
+          const sessions = rows.map((r) => {
+            const row = r.row as Record<string, unknown>;
+            return typeof row['query'] === 'string' && looksLikeCredential(row['query'])
+              ? { ...row, query: WITHHELD }
+              : row;
+          });
+          return { queryTextShown: deps.showQueryText === true, sessions };
         }),
     ),
     resource(

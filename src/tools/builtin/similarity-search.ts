@@ -10,9 +10,13 @@ import type { ToolSpec } from '../../core/specs.js';
 import { quoteIdent } from '../../core/sql.js';
 import type { Database } from '../../db/database.js';
 import { dimensionMismatch, type EmbeddingProviders } from '../../embeddings/index.js';
-import { MASK } from '../access-policy.js';
+import { createAccessPolicy, MASK, NO_RULES, type AccessPolicy } from '../access-policy.js';
 import { loadSqlParser } from '../sql-guard.js';
+import { WITHHELD } from '../credentials.js';
 import { refuseAttributeCalls, RESTRICT_SEARCH_PATH } from './count-rows.js';
+import { checkRelationReach } from './indirection.js';
+import { isCredential } from './query-format.js';
+import { createJudge } from './policy-judge.js';
 import { textColumnFor, tsvectorColumn, vectorColumns } from './search-columns.js';
 import {
   estimateTokens,
@@ -38,6 +42,8 @@ export interface SimilaritySearchDeps {
   embeddings: EmbeddingProviders;
   statementTimeoutMs: number;
   deniedFunctions: readonly string[];
+  /** The access policy (for views); none: only credentials are judged. */
+  policy?: AccessPolicy;
 }
 
 const METRICS = { cosine: '<=>', l2: '<->', inner_product: '<#>' } as const;
@@ -161,10 +167,13 @@ const parseVector = (text: unknown): number[] | null =>
 function display(p: Plan, row: Record<string, unknown>, column: ColumnDescriptor): unknown {
   if (column.masked) return MASK;
   const value = row[column.name];
+  // pgmcp never returns credentials, from whatever table they are read.
+  if (value !== null && isCredential(value)) return WITHHELD;
   return typeof value === 'bigint' ? String(value) : value;
 }
 
 export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec {
+  const judge = createJudge(deps.policy ?? createAccessPolicy(NO_RULES));
   const { db, catalog } = deps;
   return {
     name: 'similarity_search',
@@ -316,6 +325,9 @@ export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec
       const recalled = await readOnlyCall(db, deps.statementTimeoutMs, ctx, async (client) => {
         const ext = await pgvectorSchema(client);
         if (ext === null) throw vectorUnavailable();
+        // A view is searched through what it reads: a denied table, credentials.
+        if (rel.kind === 'view' || rel.kind === 'materialized_view')
+          await checkRelationReach(client, judge, rel.schema, rel.name);
         await sameLexerAsParser(client);
         await client.query(RESTRICT_SEARCH_PATH);
         // Let the HNSW scan look at enough neighbours to fill k (pgvector's default is 40).
@@ -390,7 +402,7 @@ export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec
             : { ctid: r.id };
         const scores = { score: Number(r.score.toFixed(6)), distance: r.distance };
         if (format === 'ids_only') return { ...keys, ...scores };
-        const excerpt = p.text?.masked ? MASK : r.best.text;
+        const excerpt = p.text?.masked ? MASK : isCredential(r.best.text) ? WITHHELD : r.best.text;
         if (format === 'summary') return { ...keys, ...scores, excerpt };
         const columns = Object.fromEntries(p.shown.map((c) => [c.name, display(p, row, c)]));
         return { ...columns, ...scores, excerpt };
