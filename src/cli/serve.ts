@@ -64,16 +64,8 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
         );
       }
     }
-    const server = startStdioServer({
-      dispatcher: app.dispatcher,
-      input: process.stdin,
-      output: process.stdout,
-      logger,
-      principal,
-    });
-    // list_changed and resources/updated reach the stdio client as they do HTTP sessions.
-    app.dispatcher.bindSessions(() => [server.session]);
     // stdio opens no state database: tool calls are audited to audit.file when there is one.
+    // Before the server reads its first message, so no call goes unaudited.
     if (config.audit.file !== null) {
       const { createAuditLog } = await import('../auth/index.js');
       const audit = createAuditLog({
@@ -88,6 +80,15 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
         await app.close();
       };
     }
+    const server = startStdioServer({
+      dispatcher: app.dispatcher,
+      input: process.stdin,
+      output: process.stdout,
+      logger,
+      principal,
+    });
+    // list_changed and resources/updated reach the stdio client as they do HTTP sessions.
+    app.dispatcher.bindSessions(() => [server.session]);
     logger.info(
       { database: app.db.name, writes: config.database.allowWrites },
       `pgmcp ${VERSION} serving MCP on stdio`,
