@@ -2,14 +2,20 @@
 // conformance fixture server (test/conformance/serve.ts) reuses `serve`'s with an AppExtension.
 import { Option, type Command } from 'commander';
 import { isAppError } from '../core/errors.js';
-import { LOG_LEVELS, loadConfig, type Config, type ConfigFlags } from '../config/index.js';
+import type { Config, ConfigFlags } from '../config/index.js';
+import { LOG_LEVELS } from '../config/levels.js';
 import type { AppExtension } from './app.js';
 
 export interface CommonOptions extends ConfigFlags {
   printConfig?: boolean;
 }
 
-export function configFrom(options: CommonOptions): Config {
+/**
+ * The configuration of a command's options, the environment and the file they name. The
+ * schema (and zod) loads here, when a command runs: `pgmcp --version` never needs it.
+ */
+export async function configFrom(options: CommonOptions): Promise<Config> {
+  const { loadConfig } = await import('../config/load.js');
   const flags: ConfigFlags = {
     config: options.config,
     stdio: options.stdio,
@@ -62,7 +68,7 @@ export function defineServe(command: Command, extension?: AppExtension): Command
   ).action(async (options: Omit<CommonOptions, 'http'> & { http?: string | boolean }) => {
     try {
       const http = options.http === true ? '127.0.0.1:8080' : options.http || undefined;
-      const config = configFrom({ ...options, http });
+      const config = await configFrom({ ...options, http });
       // Loaded when the command runs: `pgmcp --version` and the other commands never need it.
       const { printConfig, serve } = await import('./serve.js');
       if (options.printConfig) return printConfig(config);

@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { AppError, ErrorCodes } from '../core/errors.js';
-import { importConfig, IMPORT_SOURCES, type ImportSource } from '../config/index.js';
+import { importConfig, IMPORT_SOURCES, type ImportSource } from '../config/import.js';
 
 export interface ImportOptions {
   from: string;

@@ -32,7 +32,7 @@ common(
 ).action(async (options: CommonOptions) => {
   try {
     const { doctor } = await import('./doctor.js');
-    process.exitCode = await doctor(configFrom(options));
+    process.exitCode = await doctor(await configFrom(options));
   } catch (error) {
     fail(error);
   }
@@ -50,7 +50,7 @@ common(
 ).action(async (options: CommonOptions & InstallOptions) => {
   try {
     const { install } = await import('./install.js');
-    process.exitCode = await install(configFrom(options), options);
+    process.exitCode = await install(await configFrom(options), options);
   } catch (error) {
     fail(error);
   }
@@ -96,7 +96,7 @@ common(
       throw new Error(`--create-index must be hnsw or ivfflat, not ${options.createIndex}`);
     }
     const { embed } = await import('./embed.js');
-    process.exitCode = await embed(configFrom(options), options);
+    process.exitCode = await embed(await configFrom(options), options);
   } catch (error) {
     fail(error);
   }
@@ -155,7 +155,7 @@ stateOptions(
 ).action(async (options: CommonOptions & Parameters<typeof tokenCreate>[2]) => {
   try {
     const { tokenCreate } = await authCommands();
-    await tokenCreate(configFrom(options), options.logLevel, options);
+    await tokenCreate(await configFrom(options), options.logLevel, options);
   } catch (error) {
     fail(error);
   }
@@ -170,7 +170,7 @@ stateOptions(
 ).action(async (options: CommonOptions & { json?: boolean; active?: boolean }) => {
   try {
     const { tokenList } = await authCommands();
-    await tokenList(configFrom(options), options.logLevel, options);
+    await tokenList(await configFrom(options), options.logLevel, options);
   } catch (error) {
     fail(error);
   }
@@ -184,7 +184,7 @@ stateOptions(
 ).action(async (idOrPrefix: string, options: CommonOptions) => {
   try {
     const { tokenRevoke } = await authCommands();
-    await tokenRevoke(configFrom(options), options.logLevel, idOrPrefix);
+    await tokenRevoke(await configFrom(options), options.logLevel, idOrPrefix);
   } catch (error) {
     fail(error);
   }
@@ -198,7 +198,7 @@ stateOptions(
 ).action(async (options: CommonOptions) => {
   try {
     const { oauthRotateKeys } = await authCommands();
-    await oauthRotateKeys(configFrom(options), options.logLevel);
+    await oauthRotateKeys(await configFrom(options), options.logLevel);
   } catch (error) {
     fail(error);
   }
@@ -221,7 +221,7 @@ const userAction = (
     };
     try {
       const { userCommand } = await authCommands();
-      await userCommand(configFrom(options), options.logLevel, action, name, options);
+      await userCommand(await configFrom(options), options.logLevel, action, name, options);
     } catch (error) {
       fail(error);
     }

@@ -13,5 +13,3 @@ export { configError } from './issues.js';
 export { resolveDatabases, locationOf } from './databases.js';
 export type { DatabaseLocation, ResolvedDatabase } from './databases.js';
 export type { DatabaseEntry } from './schema.js';
-export { importConfig, IMPORT_SOURCES } from './import.js';
-export type { Imported, ImportSource } from './import.js';

@@ -3,9 +3,10 @@
 // once, so a value is judged the same way wherever it came from.
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { LOG_LEVELS } from './levels.js';
 import { llmSchema } from './llm.js';
 
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export { LOG_LEVELS };
 export const TRANSPORTS = ['stdio', 'http'] as const;
 
 /** Key paths whose values must never appear in messages or printed config. */

@@ -77,7 +77,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
     } else {
       term.spinner.start('starting pgmcp…');
       local = await startLocalServer(
-        configFrom({
+        await configFrom({
           config: options.config,
           database: options.database,
           dataDir: options.dataDir,
