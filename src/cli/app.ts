@@ -1,37 +1,18 @@
 // Composition of everything that serves MCP, shared by the stdio and HTTP front ends.
+// The dispatcher comes first and needs no database; the databases, the driver and the tools
+// load after it (app-open.ts), so a stdio client's first request is answered during start-up.
 import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/index.js';
 import { resolveDatabases, type Config, type ResolvedDatabase } from '../config/index.js';
-import { ErrorCodes, isAppError } from '../core/errors.js';
-import type { Signer } from '../core/signed.js';
-import { registerDatabaseRouting } from '../tools/database-routing.js';
-import {
-  createDatabaseDirectory,
-  type DatabaseDirectory,
-  type DatabaseTarget,
-} from '../tools/databases.js';
-import { createDatabase, type Database } from '../db/database.js';
+import type { DatabaseDirectory } from '../tools/databases.js';
+import type { Database } from '../db/database.js';
+import { databaseNameOf } from '../db/names.js';
 import type { ContextExtender } from '../mcp/call-context.js';
 import { createDispatcher, type Dispatcher } from '../mcp/dispatcher.js';
 import { createSigner } from '../core/signed.js';
-import { createCatalog } from '../catalog/index.js';
-import { createAccessPolicy } from '../tools/access-policy.js';
-import { registerBuiltins } from '../tools/builtin/index.js';
-import { createEmbeddingProviders, type EmbeddingProviders } from '../embeddings/index.js';
-import { startCatalogWatch } from '../catalog/watch.js';
-import { configError } from '../config/index.js';
-import { createExchangeLog, type ExchangeRecord } from '../tools/handlers/index.js';
-import { createLiveCatalog, nameClashError, type LiveCatalog } from '../tools/live-catalog.js';
-import { createDatabaseCatalogs } from '../tools/database-catalog.js';
+import type { ExchangeLog, ExchangeRecord } from '../tools/handlers/index.js';
 import { createRegistry, type Registry } from '../tools/registry.js';
-import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../tools/sql-guard.js';
 import { VERSION } from './version.js';
-
-/** The state database's schema (auth/); denied to every tool. */
-const STATE_SCHEMA = 'pgmcp';
-
-/** How long a catalog snapshot serves before it is reloaded. */
-const CATALOG_TTL_MS = 60_000;
 
 export interface App {
   config: Config;
@@ -72,213 +53,80 @@ export interface AppExtension {
   extendContext?: ContextExtender;
 }
 
+/** How a front end takes part in start-up (stdio answers its first requests early). */
+export interface AppStart {
+  /**
+   * Called with the dispatcher as soon as it exists: before any database is opened when there is
+   * one database, after they are opened when there are several (routing needs them).
+   */
+  onDispatcher?(dispatcher: Dispatcher): void;
+  /**
+   * Requests other than initialize, ping, server/discover and logging/setLevel wait for this
+   * (the caller resolves it once the app and its own setup, such as the audit, are complete).
+   */
+  ready?: Promise<unknown>;
+}
+
+/** The name a database is served under (serverInfo.name unless server.name says otherwise). */
+function servedName(config: Config, entry: ResolvedDatabase): string {
+  return config.databases.length > 0 ? entry.name : databaseNameOf(entry.url);
+}
+
 export async function createApp(
   config: Config,
   logger: Logger,
   extension?: AppExtension,
+  start: AppStart = {},
 ): Promise<App> {
   const resolved = resolveDatabases(config);
   const several = resolved.length > 1;
-  const opened: { entry: ResolvedDatabase; db: Database }[] = [];
-  const closeOpened = async (): Promise<void> => {
-    await Promise.all(opened.map(({ db }) => db.close()));
-  };
-  try {
-    for (const entry of resolved) {
-      const db = await createDatabase(
-        {
-          url: entry.url,
-          poolSize: entry.poolSize,
-          embedded: { dataDir: config.embedded.dataDir, demo: config.embedded.demo },
-          role: entry.role,
-          // The single database.url form keeps the URL's database name (or pgmcp-embedded).
-          ...(config.databases.length > 0 ? { name: entry.name } : {}),
-        },
-        logger,
-      );
-      opened.push({ entry, db });
-    }
-  } catch (error) {
-    await closeOpened();
-    throw error;
-  }
-  // The parser (WASM) loads in the background: the first answer (initialize, tools/list) does
-  // not wait for it, and every tool that parses awaits it before its first statement.
-  loadSqlParser().catch((error: unknown) =>
-    logger.warn({ err: { message: (error as Error).message } }, 'the SQL parser did not load'),
-  );
-  const main = opened.find(({ entry }) => entry.isDefault)!;
-  const db = main.db;
-  const signer = createSigner(config.server.stateSecret);
-  const toolRoles = Object.fromEntries(
-    Object.entries(config.tools).map(([name, settings]) => [name, settings.roles]),
-  );
-  // Where a served database holds the state schema (tokens, users, sessions, audit) — the
-  // embedded database keeps it beside the demo data; a state.url may name a served database in
-  // another spelling — it is never served: its hashes are nobody's business. (An active policy
-  // also hides the planner statistics, which hold sample values of every column.)
-  // Asked of every database at once: one that is down answers only after its connect timeout.
-  const stateServed = new Map<string, boolean>(
-    await Promise.all(
-      opened.map(
-        async ({ entry, db: target }) =>
-          [
-            entry.name,
-            (config.state.url === null && entry.url === null) || (await holdsStateSchema(target)),
-          ] as const,
-      ),
-    ),
-  );
-  const embeddings = createEmbeddingProviders(config.embeddings);
   const registry = createRegistry();
-  const catalogs = new Map<string, Catalog>();
-  const targets: DatabaseTarget[] = opened.map(({ entry, db: target }) => {
-    // With one database the built-ins go straight into the shared registry, as they always did;
-    // with several, each database gets its own and the shared one routes to them.
-    const own = several ? createRegistry() : registry;
-    const catalog = registerBuiltinsFor(
-      own,
-      entry,
-      target,
-      config,
-      signer,
-      several ? {} : toolRoles,
-      stateServed.get(entry.name) ?? true,
-      embeddings,
-    );
-    catalogs.set(entry.name, catalog);
-    return {
-      name: entry.name,
-      location: entry.location,
-      availableToUsers: entry.availableToUsers,
-      allowWrites: entry.allowWrites,
-      db: target,
-      registry: own,
-    };
-  });
-  const directory = createDatabaseDirectory(targets, main.entry.name);
-  if (several) {
-    registerDatabaseRouting(registry, directory, {
-      databaseTools: config.server.databaseTools,
-      toolRoles,
-    });
-  }
-  for (const name of Object.keys(config.tools)) {
-    if (!registry.tool(name)) {
-      await closeOpened();
-      throw configError(
-        `tools.${name}: no built-in tool by that name (built-ins: ${registry
-          .tools()
-          .map((t) => t.name)
-          .join(', ')}; routines use @authorize, registry handlers requiresAuth)`,
-        `tools.${name}`,
-      );
-    }
-  }
-  // Routines and registry handlers of every database: loaded now, and again whenever that
-  // database says they changed (NOTIFY from an event trigger, or a TTL poll where none can be
-  // installed). With one database they go straight into the shared registry; with several,
-  // into each database's own, and the shared one routes to them (tools/database-catalog.ts).
-  const lives = new Map<string, LiveCatalog>();
-  for (const { entry, db: target } of opened) {
-    lives.set(
-      entry.name,
-      createLiveCatalog({
-        db: target,
-        registry: several ? directory.get(entry.name)!.registry : registry,
-        catalog: catalogs.get(entry.name)!,
-        logger,
-        routines: {
-          allowWrites: entry.allowWrites,
-          statementTimeoutMs: entry.statementTimeoutMs,
-          maxRows: entry.maxRows,
-          maxResultBytes: entry.maxResultBytes,
-          enabled: config.database.routineTools,
-          ...(config.database.routineSchemas.length > 0
-            ? { schemas: config.database.routineSchemas }
-            : {}),
-        },
-        handlers: {
-          statementTimeoutMs: entry.statementTimeoutMs,
-          allowWrites: entry.allowWrites,
-          mode: config.registry.mode,
-        },
-      }),
-    );
-  }
-  const routed = several
-    ? createDatabaseCatalogs(registry, directory, (name) => lives.get(name)!.owned())
-    : null;
-  for (const { entry } of opened) {
-    try {
-      const first = await lives.get(entry.name)!.reload('start');
-      if (first.clashes.length > 0) {
-        await closeOpened();
-        throw nameClashError(
-          several ? first.clashes.map((c) => `${c} (database ${entry.name})`) : first.clashes,
-        );
-      }
-    } catch (error) {
-      // With several databases the server starts even when some are down (the default one
-      // too); their routines arrive with the first reload after they answer.
-      if (!several || !isAppError(error) || error.code !== ErrorCodes.DB_UNAVAILABLE) {
-        await closeOpened();
-        throw error;
-      }
-      logger.warn(
-        { database: entry.name },
-        'a database is unavailable: its routines will be loaded when it answers',
-      );
-    }
-  }
-  routed?.sync(null);
-  // Every answered request goes to mcp.exchange, from the dispatcher (so registry handlers do
-  // not log their own calls): only where the registry schema exists to hold it.
-  const exchangeLog =
-    config.database.exchangeLog.enabled && (await registryInstalled(db))
-      ? createExchangeLog(db, {
-          logArguments: config.database.exchangeLog.logArguments,
-          onError: (error) =>
-            logger.warn({ err: { message: error.message } }, 'exchange log write failed'),
-        })
-      : null;
-  const watches = opened.map(({ entry, db: target }) => {
-    const live = lives.get(entry.name)!;
-    return startCatalogWatch({
-      db: target,
-      logger,
-      ttlMs: CATALOG_TTL_MS,
-      // Serving never changes the database: the trigger is installed by `pgmcp install`.
-      installTrigger: false,
-      onChange: async (reason) => {
-        const result = await live.reload(reason);
-        routed?.sync(entry.name, result.changed);
-      },
-    });
-  });
-  extension?.register?.(registry);
+  const signer = createSigner(config.server.stateSecret);
   const shutdown = new AbortController();
   const exchangeListeners = new Set<(record: ExchangeRecord) => void>();
-  const dispatcher = createDispatcher({
-    registry,
+  let exchangeLog: ExchangeLog | null = null;
+  const dispatcherFor = (name: string, databases?: DatabaseDirectory): Dispatcher =>
+    createDispatcher({
+      registry,
+      logger,
+      shutdown: shutdown.signal,
+      serverInfo: {
+        name: config.server.name ?? name,
+        version: config.server.version ?? VERSION,
+        title: 'pgmcp',
+      },
+      instructions: config.server.instructions,
+      toolDescriptionSuffix: config.server.toolDescriptionSuffix,
+      signer,
+      filterByAccess: config.auth.filterToolsByRole || config.auth.oauth.filterToolsByRole,
+      onExchange: (record) => {
+        exchangeLog?.record(record);
+        for (const listener of exchangeListeners) listener(record);
+      },
+      extendContext: extension?.extendContext,
+      ...(databases ? { databases } : {}),
+      ...(start.ready ? { ready: start.ready } : {}),
+    });
+  let dispatcher: Dispatcher | null = null;
+  if (!several) {
+    dispatcher = dispatcherFor(servedName(config, resolved[0]!));
+    start.onDispatcher?.(dispatcher);
+  }
+  const { openDatabases } = await import('./app-open.js');
+  const { opened, main, directory, catalogs, watches, closeOpened, ...rest } = await openDatabases(
+    config,
     logger,
-    shutdown: shutdown.signal,
-    serverInfo: {
-      name: config.server.name ?? db.name,
-      version: config.server.version ?? VERSION,
-      title: 'pgmcp',
-    },
-    instructions: config.server.instructions,
-    toolDescriptionSuffix: config.server.toolDescriptionSuffix,
+    resolved,
+    registry,
     signer,
-    filterByAccess: config.auth.filterToolsByRole || config.auth.oauth.filterToolsByRole,
-    onExchange: (record) => {
-      exchangeLog?.record(record);
-      for (const listener of exchangeListeners) listener(record);
-    },
-    extendContext: extension?.extendContext,
-    ...(several ? { databases: directory } : {}),
-  });
+    extension,
+  );
+  exchangeLog = rest.exchangeLog;
+  const db = main.db;
+  if (dispatcher === null) {
+    dispatcher = dispatcherFor(db.name, directory);
+    start.onDispatcher?.(dispatcher);
+  }
   return {
     config,
     db,
@@ -315,60 +163,3 @@ export async function createApp(
     },
   };
 }
-
-/** The built-ins of one database into `registry`; returns that database's catalog. */
-function registerBuiltinsFor(
-  registry: Registry,
-  entry: ResolvedDatabase,
-  db: Database,
-  config: Config,
-  signer: Signer,
-  toolRoles: Record<string, readonly string[]>,
-  stateServed: boolean,
-  embeddings: EmbeddingProviders,
-): Catalog {
-  const policy = createAccessPolicy({
-    ...entry.access,
-    denySchemas: stateServed
-      ? [...new Set([...entry.access.denySchemas, STATE_SCHEMA])]
-      : entry.access.denySchemas,
-  });
-  const catalog = createCatalog(db, policy, { ttlMs: CATALOG_TTL_MS });
-  registerBuiltins(registry, {
-    db,
-    catalog,
-    policy,
-    limits: {
-      defaultRows: entry.defaultRows,
-      maxRows: entry.maxRows,
-      maxResultBytes: entry.maxResultBytes,
-      statementTimeoutMs: entry.statementTimeoutMs,
-    },
-    allowWrites: entry.allowWrites,
-    deniedFunctions: [...DEFAULT_DENIED_FUNCTIONS, ...entry.deniedFunctions],
-    showQueryText: entry.showQueryText,
-    queryDatabase: { maxPlanCost: entry.maxPlanCost, maxPlanRows: entry.maxPlanRows, signer },
-    toolRoles,
-    embeddings,
-  });
-  return catalog;
-}
-
-/** Whether `sql` (one row, column ok) says yes; `otherwise` when it cannot be asked. */
-async function asks(db: Database, sql: string, otherwise: boolean): Promise<boolean> {
-  try {
-    const { rows } = await db.withOwnConnection((client) => client.query<{ ok: boolean }>(sql));
-    return rows[0]?.ok === true;
-  } catch {
-    return otherwise;
-  }
-}
-
-/** Whether the served database holds pgmcp's state schema (a state.url naming it); unknown (down
- * now): yes, so it is denied as a state schema would be. */
-const holdsStateSchema = (db: Database): Promise<boolean> =>
-  asks(db, `SELECT to_regnamespace('${STATE_SCHEMA}') IS NOT NULL AS ok`, true);
-
-/** Whether the SQL handler registry (schema mcp, with its exchange table) is installed. */
-const registryInstalled = (db: Database): Promise<boolean> =>
-  asks(db, "SELECT to_regclass('mcp.exchange') IS NOT NULL AS ok", false);

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
 import { isLoopbackAddress } from '../http/origin.js';
-import { startStdioServer } from '../mcp/stdio.js';
+import { startStdioServer, type StdioServer } from '../mcp/stdio.js';
 import type { Authenticator } from '../auth/index.js';
 import { configError } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
@@ -30,7 +30,42 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       : null;
   // Read before the database starts, so a bad certificate path fails fast (exit 2).
   const tls = web ? web[1].loadTlsMaterial(config.http.tls) : null;
-  const app = await createApp(config, logger, extension);
+  // stdio: the server reads and answers initialize and server/discover while the databases open
+  // (clients give the first answer a second or less); every other request waits for `ready`.
+  let stdio: StdioServer | null = null;
+  let markReady = (): void => undefined;
+  let markFailed = (_error: unknown): void => undefined;
+  const ready = new Promise<void>((resolve, reject) => {
+    markReady = resolve;
+    markFailed = reject;
+  });
+  ready.catch(() => undefined); // a failed start exits the process; no request need hear of it
+  const principal = stdioPrincipal(config);
+  let app: Awaited<ReturnType<typeof createApp>>;
+  try {
+    app = await createApp(
+      config,
+      logger,
+      extension,
+      config.transport === 'stdio'
+        ? {
+            ready,
+            onDispatcher: (dispatcher) => {
+              stdio = startStdioServer({
+                dispatcher,
+                input: process.stdin,
+                output: process.stdout,
+                logger,
+                principal,
+              });
+            },
+          }
+        : {},
+    );
+  } catch (error) {
+    markFailed(error);
+    throw error;
+  }
   let stopping = false;
   const stop = async (code: number, why: string): Promise<void> => {
     if (stopping) return;
@@ -53,19 +88,20 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
 
   if (config.transport === 'stdio') {
-    const principal = stdioPrincipal(config);
     if (principal.pgRole) {
       const missing = await notMemberOf(app.db, [principal.pgRole]);
       if (missing.length > 0) {
         await app.close();
-        throw configError(
+        const error = configError(
           `auth.stdio.pgRole: the login role is not a member of ${missing[0]}, so its calls cannot SET ROLE to it (GRANT ${missing[0]} TO <login role>)`,
           'auth.stdio.pgRole',
         );
+        markFailed(error);
+        throw error;
       }
     }
     // stdio opens no state database: tool calls are audited to audit.file when there is one.
-    // Before the server reads its first message, so no call goes unaudited.
+    // Before `ready`, so no call goes unaudited.
     if (config.audit.file !== null) {
       const { createAuditLog } = await import('../auth/index.js');
       const audit = createAuditLog({
@@ -80,19 +116,14 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
         await app.close();
       };
     }
-    const server = startStdioServer({
-      dispatcher: app.dispatcher,
-      input: process.stdin,
-      output: process.stdout,
-      logger,
-      principal,
-    });
+    const server = stdio!;
     // list_changed and resources/updated reach the stdio client as they do HTTP sessions.
     app.dispatcher.bindSessions(() => [server.session]);
     logger.info(
       { database: app.db.name, writes: config.database.allowWrites },
       `pgmcp ${VERSION} serving MCP on stdio`,
     );
+    markReady();
     void server.closed.then(() => stop(0, 'stdin closed'));
     return;
   }

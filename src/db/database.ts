@@ -3,7 +3,6 @@
 // of which gives the call one guarded connection whose safety settings, role and identity are
 // transaction-local (so PgBouncer in transaction mode keeps working).
 import pg from 'pg';
-import { parse as parseConnectionString } from 'pg-connection-string';
 import type { Logger } from 'pino';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
@@ -11,6 +10,7 @@ import { createCallSession, type CallSession } from './call-session.js';
 import { createSessionSettings, type CallSettings } from './session-settings.js';
 import type { EmbeddedDatabase } from './embedded/index.js';
 import { fromPgError } from './errors.js';
+import { databaseNameOf } from './names.js';
 import {
   runPipelined,
   transactionStatus,
@@ -130,10 +130,10 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     });
     // PGlite has one backend session: more than one connection would share its state.
     poolConfig = { ...embedded.connection, max: 1 };
-    name = options.name ?? 'pgmcp-embedded';
+    name = options.name ?? databaseNameOf(null);
   } else {
     poolConfig = { connectionString: options.url, max: options.poolSize };
-    name = options.name ?? (parseConnectionString(options.url).database || 'postgres');
+    name = options.name ?? databaseNameOf(options.url);
   }
   const pool = new pg.Pool({
     ...poolConfig,

@@ -40,6 +40,11 @@ export interface DispatcherOptions extends FeatureOptions {
   shutdown?: AbortSignal;
   /** Called after every request is answered (never for notifications). Must not throw. */
   onExchange?(record: ExchangeRecord): void;
+  /**
+   * Start-up still under way: requests other than the lifecycle ones (initialize, ping,
+   * server/discover, logging/setLevel) wait for this; a rejection answers them with its error.
+   */
+  ready?: Promise<unknown>;
 }
 
 /** A request's answer, with what a transport needs to carry it (HTTP derives its status). */
@@ -77,6 +82,8 @@ interface MethodDef {
   handler: Handler;
   /** may be called before notifications/initialized (legacy) */
   early?: boolean;
+  /** answered while start-up is still under way (needs no database, tool or catalog) */
+  beforeReady?: boolean;
 }
 
 /** Methods that exist only with sessions; called in modern form they are unknown (404). */
@@ -130,13 +137,25 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const features = createFeatures(options);
   const serverInfoMeta = { [META_SERVER_INFO]: features.serverInfo };
 
+  // Until start-up completes, the other methods wait for it; after, nothing is awaited.
+  let starting: Promise<unknown> | null = options.ready ?? null;
+  starting?.then(
+    () => (starting = null),
+    () => undefined,
+  );
+
   const table: Record<string, MethodDef> = {
-    initialize: { eras: LEGACY_ONLY, handler: features.initialize, early: true },
-    ping: { eras: LEGACY_ONLY, handler: async () => ({}), early: true },
-    'logging/setLevel': { eras: LEGACY_ONLY, handler: features.setLevel },
+    initialize: {
+      eras: LEGACY_ONLY,
+      handler: features.initialize,
+      early: true,
+      beforeReady: true,
+    },
+    ping: { eras: LEGACY_ONLY, handler: async () => ({}), early: true, beforeReady: true },
+    'logging/setLevel': { eras: LEGACY_ONLY, handler: features.setLevel, beforeReady: true },
     'resources/subscribe': { eras: LEGACY_ONLY, handler: features.subscribe },
     'resources/unsubscribe': { eras: LEGACY_ONLY, handler: features.unsubscribe },
-    'server/discover': { eras: MODERN_ONLY, handler: features.discover },
+    'server/discover': { eras: MODERN_ONLY, handler: features.discover, beforeReady: true },
     'tools/list': { eras: BOTH, handler: features.listTools },
     'tools/call': { eras: BOTH, handler: features.callTool },
     'resources/list': { eras: BOTH, handler: features.listResources },
@@ -255,6 +274,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         note,
       };
     }
+    if (starting !== null && !def.beforeReady) await starting;
     const result = await def.handler(params, scope);
     if (era === 'modern') {
       result['resultType'] ??= 'complete';

@@ -76,6 +76,10 @@ describe.skipIf(!info)('a name claimed twice is a startup error', () => {
         clientInfo: { name: 't', version: '1' },
       });
       expect(init.result.protocolVersion).toBe('2025-11-25');
+      // initialize is answered while the routines load; tools/list waits for them.
+      peer.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      const list = await peer.request(2, 'tools/list', {});
+      expect(list.result.tools.map((t: { name: string }) => t.name)).not.toContain('area');
       expect(peer.stderr()).toMatch(/area\\?" is claimed by 2 routines/);
     } finally {
       await peer.stop();
