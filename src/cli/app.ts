@@ -110,7 +110,12 @@ export async function createApp(
   let dispatcher: Dispatcher | null = null;
   if (!several) {
     dispatcher = dispatcherFor(servedName(config, resolved[0]!));
-    start.onDispatcher?.(dispatcher);
+    if (start.onDispatcher) {
+      start.onDispatcher(dispatcher);
+      // One turn of the event loop before the heavy half loads: loading and evaluating it takes
+      // the thread for a while, and a first message already waiting on stdin is answered now.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
   const { openDatabases } = await import('./app-open.js');
   const { opened, main, directory, catalogs, watches, closeOpened, ...rest } = await openDatabases(
