@@ -2,7 +2,8 @@
 // one chat request. Keys are never written here: a provider names the environment variable or
 // the file that holds its key. Providers can also come from the conventional environment
 // variables alone (OPENAI_API_KEY, ANTHROPIC_API_KEY, …; see llm/providers.ts).
-import { z } from 'zod';
+import type { z } from 'zod';
+import { zod } from './zod.js';
 
 export const LLM_PROVIDER_TYPES = [
   'openai',
@@ -18,31 +19,31 @@ const positive = (min: number, max?: number) => {
     max === undefined
       ? `expected an integer of at least ${min}`
       : `expected an integer between ${min} and ${max}`;
-  const base = z.int({ error }).min(min, { error });
+  const base = zod.int({ error }).min(min, { error });
   return max === undefined ? base : base.max(max, { error });
 };
 const text = () =>
-  z.string({ error: 'expected a string' }).min(1, { error: 'expected a non-empty string' });
+  zod.string({ error: 'expected a string' }).min(1, { error: 'expected a non-empty string' });
 const optionalText = () =>
-  z
+  zod
     .string({ error: 'expected a string or null' })
     .min(1, { error: 'expected a non-empty string or null' })
     .nullable();
 const section = <T extends z.ZodRawShape>(shape: T) =>
-  z.strictObject(shape, { error: 'expected a mapping of keys to values' });
+  zod.strictObject(shape, { error: 'expected a mapping of keys to values' });
 
-const providerName = z
+const providerName = zod
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'expected a provider name (letters, digits, _ or -)' });
 
 const providerSchema = section({
-  type: z.enum(LLM_PROVIDER_TYPES, {
+  type: zod.enum(LLM_PROVIDER_TYPES, {
     error: `expected one of ${LLM_PROVIDER_TYPES.join(', ')}`,
   }),
   /** The model used when a request names none; null: the type's default (openaiCompatible: required). */
   model: optionalText().default(null),
   /** Models to offer besides (or, where the API lists none, instead of) the provider's own list. */
-  models: z.array(text(), { error: 'expected a list of model names' }).default([]),
+  models: zod.array(text(), { error: 'expected a list of model names' }).default([]),
   /** Environment variable holding the key; null: the type's conventional one (OPENAI_API_KEY …). */
   apiKeyEnv: optionalText().default(null),
   /** File holding the key (first line); wins over apiKeyEnv. */
@@ -50,7 +51,9 @@ const providerSchema = section({
   /** The API's base URL; null: the conventional variable (OPENAI_BASE_URL …), else the service's. */
   baseUrl: optionalText().default(null),
   /** openai only: the Responses API or Chat Completions. */
-  api: z.enum(['responses', 'chat'], { error: 'expected responses or chat' }).default('responses'),
+  api: zod
+    .enum(['responses', 'chat'], { error: 'expected responses or chat' })
+    .default('responses'),
   /** The model's context window in tokens; null: llm.contextTokens. */
   contextTokens: positive(1000).nullable().default(null),
 });
@@ -58,13 +61,13 @@ const providerSchema = section({
 export const llmSchema = section({
   /** The provider used when a request names none; null: the first one. */
   default: optionalText().default(null),
-  providers: z
+  providers: zod
     .record(providerName, providerSchema, {
       error: 'expected a mapping of provider names to settings',
     })
     .default({}),
   /** Add providers for the conventional environment variables (OPENAI_API_KEY, …) not configured. */
-  fromEnv: z.boolean({ error: 'expected true or false' }).default(true),
+  fromEnv: zod.boolean({ error: 'expected true or false' }).default(true),
   /** Replaces pgmcp's own system prompt for /api/chat. */
   systemPrompt: optionalText().default(null),
   /** Model calls that run tools, per /api/chat request. */
@@ -80,7 +83,7 @@ export const llmSchema = section({
   /** Context window assumed for models without their own contextTokens. */
   contextTokens: positive(1000).default(128_000),
   /** Compact the history sent to the model beyond this share of its context window. */
-  compactAt: z
+  compactAt: zod
     .number({ error: 'expected a number between 0.1 and 1' })
     .min(0.1, { error: 'expected a number between 0.1 and 1' })
     .max(1, { error: 'expected a number between 0.1 and 1' })

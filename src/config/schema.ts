@@ -2,7 +2,8 @@
 // Every source (file, env, flags) is merged into a plain object first and validated here
 // once, so a value is judged the same way wherever it came from.
 import { isIP } from 'node:net';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { zod } from './zod.js';
 import { LOG_LEVELS } from './levels.js';
 import { llmSchema } from './llm.js';
 
@@ -28,37 +29,37 @@ function intIn(min: number, max?: number) {
       : min === 1
         ? 'expected a positive integer'
         : `expected an integer of at least ${min}`;
-  const base = z.int({ error }).min(min, { error });
+  const base = zod.int({ error }).min(min, { error });
   return max === undefined ? base : base.max(max, { error });
 }
 
-const bool = () => z.boolean({ error: 'expected true or false' });
+const bool = () => zod.boolean({ error: 'expected true or false' });
 
 const text = () =>
-  z.string({ error: 'expected a string' }).min(1, { error: 'expected a non-empty string' });
+  zod.string({ error: 'expected a string' }).min(1, { error: 'expected a non-empty string' });
 
 const optionalText = () =>
-  z
+  zod
     .string({ error: 'expected a string or null' })
     .min(1, { error: 'expected a non-empty string or null' })
     .nullable();
 
 const section = <T extends z.ZodRawShape>(shape: T) =>
-  z.strictObject(shape, { error: 'expected a mapping of keys to values' });
+  zod.strictObject(shape, { error: 'expected a mapping of keys to values' });
 
-const stringList = (item: z.ZodString) => z.array(item, { error: 'expected a list of strings' });
+const stringList = (item: z.ZodString) => zod.array(item, { error: 'expected a list of strings' });
 
 export const portSchema = intIn(0, 65535);
 
 // An origin is what a browser sends: scheme://host[:port], never a path or trailing slash.
-const originItem = z
+const originItem = zod
   .string({ error: 'expected a string' })
   .regex(/^(\*|[a-z][a-z0-9+.-]*:\/\/[^/?#\s]+)$/i, {
     error: 'expected an origin such as https://app.example.com (no path or trailing slash) or *',
   });
 
 // A Host header value: name or IPv4 with optional port, or a bracketed IPv6 literal.
-const hostItem = z
+const hostItem = zod
   .string({ error: 'expected a string' })
   .regex(/^([^\s/:@[\]]+|\[[0-9a-f:.]+\])(:\d{1,5})?$/i, {
     error: 'expected a host or host:port such as mcp.example.com:8443 (no scheme)',
@@ -66,7 +67,7 @@ const hostItem = z
 
 // Only the scheme is checked: the rest is the driver's business, and the value is a
 // secret we must not echo, so a precise complaint about it would not help anyway.
-const databaseUrl = z
+const databaseUrl = zod
   .string({ error: 'expected a postgres:// URL or null' })
   .regex(/^postgres(ql)?:\/\/./i, {
     error: 'expected a URL starting with postgres:// or postgresql://',
@@ -87,7 +88,7 @@ const serverSchema = section({
 const httpSchema = section({
   host: text().default('127.0.0.1'),
   port: portSchema.default(8080),
-  path: z
+  path: zod
     .string({ error: 'expected a string' })
     .regex(/^\//, { error: 'expected a path starting with /' })
     .default('/mcp'),
@@ -120,9 +121,11 @@ const httpSchema = section({
 });
 
 // A name pattern: dot-separated parts of letters, digits, _, $, - and the * wildcard.
-const namePattern = z.string({ error: 'expected a string' }).regex(/^[\w$*-]+(\.[\w$*-]+){0,2}$/, {
-  error: 'expected a name pattern such as public, public.users, *.email or users.ssn',
-});
+const namePattern = zod
+  .string({ error: 'expected a string' })
+  .regex(/^[\w$*-]+(\.[\w$*-]+){0,2}$/, {
+    error: 'expected a name pattern such as public, public.users, *.email or users.ssn',
+  });
 
 const accessSchema = section({
   allowSchemas: stringList(namePattern).default([]),
@@ -150,8 +153,16 @@ const databaseSchema = section({
   /** Functions refused in free SQL, added to the built-in list (side effects, file and network access). */
   deniedFunctions: stringList(namePattern).default([]),
   /** Refuse a query whose estimated plan cost (or row count) is above this; null = no limit. */
-  maxPlanCost: z.number({ error: 'expected a number or null' }).positive().nullable().default(null),
-  maxPlanRows: z.number({ error: 'expected a number or null' }).positive().nullable().default(null),
+  maxPlanCost: zod
+    .number({ error: 'expected a number or null' })
+    .positive()
+    .nullable()
+    .default(null),
+  maxPlanRows: zod
+    .number({ error: 'expected a number or null' })
+    .positive()
+    .nullable()
+    .default(null),
   /** Show other sessions' SQL text in pg://stat/activity. */
   showQueryText: bool().default(false),
   /** Run every call as this role (SET LOCAL ROLE); null: the login role. */
@@ -177,7 +188,7 @@ const databaseSchema = section({
 });
 
 // A pgmcp role (for tools.<name>.roles, @authorize, token --role): letters, digits, _ . : -
-const roleName = z
+const roleName = zod
   .string({ error: 'expected a string' })
   .regex(/^[A-Za-z0-9_.:-]{1,64}$/, { error: 'expected a role name such as analyst or admin' });
 
@@ -185,9 +196,11 @@ const roleName = z
 // One entry of `databases:`: where it is (a URL, libpq-style fields, or the embedded PGlite)
 // and, optionally, any `database.*` setting it changes for itself; unset ones come from the
 // `database` section. Passwords come from the environment or a file, never the YAML itself.
-const databaseEntryName = z.string({ error: 'expected a string' }).regex(/^[A-Za-z0-9_.-]{1,64}$/, {
-  error: 'expected a name of letters, digits, _ . - (at most 64)',
-});
+const databaseEntryName = zod
+  .string({ error: 'expected a string' })
+  .regex(/^[A-Za-z0-9_.-]{1,64}$/, {
+    error: 'expected a name of letters, digits, _ . - (at most 64)',
+  });
 
 const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
 
@@ -203,11 +216,11 @@ const databaseEntrySchema = section({
   passwordEnv: text().optional(),
   /** A file whose first line is the password (a mounted secret). */
   passwordFile: text().optional(),
-  sslmode: z.enum(SSL_MODES, { error: `expected one of ${SSL_MODES.join(', ')}` }).optional(),
+  sslmode: zod.enum(SSL_MODES, { error: `expected one of ${SSL_MODES.join(', ')}` }).optional(),
   embedded: bool().optional(),
   /** User names or pgmcp roles that may use this database; empty: everyone. */
   availableToUsers: stringList(
-    z
+    zod
       .string({ error: 'expected a string' })
       .min(1)
       .max(256, { error: 'expected at most 256 characters' }),
@@ -221,8 +234,8 @@ const databaseEntrySchema = section({
   poolSize: intIn(1).optional(),
   access: accessSchema.optional(),
   deniedFunctions: stringList(namePattern).optional(),
-  maxPlanCost: z.number({ error: 'expected a number or null' }).positive().nullable().optional(),
-  maxPlanRows: z.number({ error: 'expected a number or null' }).positive().nullable().optional(),
+  maxPlanCost: zod.number({ error: 'expected a number or null' }).positive().nullable().optional(),
+  maxPlanRows: zod.number({ error: 'expected a number or null' }).positive().nullable().optional(),
   showQueryText: bool().optional(),
 }).superRefine((entry, ctx) => {
   const located = [
@@ -239,7 +252,7 @@ const databaseEntrySchema = section({
   }
 });
 
-const databasesSchema = z
+const databasesSchema = zod
   .array(databaseEntrySchema, { error: 'expected a list of databases' })
   .superRefine((entries, ctx) => {
     const seen = new Set<string>();
@@ -279,7 +292,7 @@ const stateSchema = section({
 });
 
 // A peer address or CIDR range: 10.0.0.1, 10.0.0.0/8, ::1, fd00::/8.
-const addressItem = z.string({ error: 'expected a string' }).refine(
+const addressItem = zod.string({ error: 'expected a string' }).refine(
   (value) => {
     const [address = '', bits, extra] = value.split('/');
     const family = isIP(address);
@@ -290,7 +303,7 @@ const addressItem = z.string({ error: 'expected a string' }).refine(
   { error: 'expected an IP address or CIDR range such as 10.0.0.0/8 or ::1' },
 );
 
-const headerName = z
+const headerName = zod
   .string({ error: 'expected a string' })
   .regex(/^[A-Za-z0-9-]+$/, { error: 'expected an HTTP header name such as X-User-Id' })
   .transform((name) => name.toLowerCase());
@@ -314,20 +327,20 @@ export function isSecureOrLoopbackUrl(value: string): boolean {
 }
 
 const secureUrl = (what: string) =>
-  z
+  zod
     .string({ error: 'expected a string' })
     .refine((v) => isSecureOrLoopbackUrl(v) && !v.includes('#') && !v.includes('?'), {
       error: `expected an https:// ${what} (http:// only on localhost or 127.0.0.1), without query or fragment`,
     });
 
 // A claim path: dot-separated names into the token's claims (realm_access.roles).
-const claimPath = z
+const claimPath = zod
   .string({ error: 'expected a string' })
   .regex(/^[A-Za-z0-9_:/$-]+(\.[A-Za-z0-9_:/$-]+){0,7}$/, {
     error: 'expected a claim name or dotted path such as sub or realm_access.roles',
   });
 
-const scopeName = z
+const scopeName = zod
   .string({ error: 'expected a string' })
   .regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/, {
     error: 'expected a scope such as analyst or mcp:read',
@@ -361,7 +374,7 @@ const oauthSchema = section({
   /** Other aud values accepted (an IdP that names the API by an id, such as api://…). */
   additionalAudiences: stringList(text()).default([]),
   /** Where the metadata is served; null: /.well-known/oauth-protected-resource + the MCP path. */
-  protectedResourceMetadataPath: z
+  protectedResourceMetadataPath: zod
     .string({ error: 'expected a string' })
     .regex(/^\/[A-Za-z0-9._~/-]*$/, { error: 'expected a path starting with /' })
     .nullable()
@@ -377,7 +390,7 @@ const oauthSchema = section({
     pgRole: claimPath.nullable().default(null),
   }).prefault({}),
   /** Scope → pgmcp roles; a scope not listed grants the role of the same name. */
-  scopeRoles: z
+  scopeRoles: zod
     .record(scopeName, stringList(roleName), {
       error: 'expected a mapping of scopes to role lists',
     })
@@ -408,7 +421,7 @@ const authSchema = section({
    * Whether /mcp and /api/* need a bearer token. null: yes when the HTTP server is bound to a
    * non-loopback address (--require-auth sets true, --no-auth false).
    */
-  required: z.boolean({ error: 'expected true, false or null' }).nullable().default(null),
+  required: zod.boolean({ error: 'expected true, false or null' }).nullable().default(null),
   /** Leave out of tools/resources/prompts lists what the caller may not use (seed 004). */
   filterToolsByRole: bool().default(false),
   /** Peers whose X-User-Id / X-Tenant-Id headers are believed (addresses or CIDR ranges). */
@@ -450,8 +463,8 @@ const auditSchema = section({
 });
 
 /** Per built-in tool settings: `tools.query_database.roles: [analyst]`. */
-const toolsSchema = z.record(
-  z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, { error: 'expected a tool name' }),
+const toolsSchema = zod.record(
+  zod.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, { error: 'expected a tool name' }),
   section({
     /** Only callers with one of these pgmcp roles may call the tool; empty: everyone. */
     roles: stringList(roleName).default([]),
@@ -462,9 +475,9 @@ const toolsSchema = z.record(
 // --- edge: rate limits (issue 8, item 9) ---
 // A route family is `mcp` (the MCP endpoint and its /v1 alias) or `api`, optionally narrowed
 // by path segments under /api: `api.login` is /api/login, `api.chat` is /api/chat and below.
-const routeFamily = z.string().regex(/^(mcp|api(\.[\w-]+)*)$/);
+const routeFamily = zod.string().regex(/^(mcp|api(\.[\w-]+)*)$/);
 
-const redisUrl = z
+const redisUrl = zod
   .string({ error: 'expected a redis:// URL or null' })
   .regex(/^rediss?:\/\/./i, { error: 'expected a URL starting with redis:// or rediss://' })
   .nullable();
@@ -473,7 +486,7 @@ const rateLimitSchema = section({
   /** Requests per minute per caller on every limited route family; null = no default limit. */
   requestsPerMinute: intIn(1).nullable().default(null),
   /** Per-family limits that replace requestsPerMinute there (and turn limiting on there). */
-  routes: z
+  routes: zod
     .record(routeFamily, intIn(1), {
       error: (issue) =>
         issue.code === 'invalid_key'
@@ -522,7 +535,7 @@ const remoteProvider = (defaults: RemoteDefaults) =>
 
 const embeddingsSchema = section({
   /** The provider generate_embedding, similarity_search and pgmcp embed use by default. */
-  provider: z
+  provider: zod
     .enum(EMBEDDING_PROVIDERS, { error: `expected one of ${EMBEDDING_PROVIDERS.join(', ')}` })
     .default('offline'),
   offline: section({
@@ -570,13 +583,15 @@ const embeddingsSchema = section({
 });
 
 const logSchema = section({
-  level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  level: zod
+    .enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` })
+    .default('info'),
 });
 
 export const REGISTRY_MODES = ['auto', 'mcp', 'pgmi'] as const;
 const registrySchema = section({
   /** Where SQL handlers come from: mcp (pgmcp's registry), pgmi (an existing pgmi deployment), auto. */
-  mode: z
+  mode: zod
     .enum(REGISTRY_MODES, { error: `expected one of ${REGISTRY_MODES.join(', ')}` })
     .default('auto'),
 });
@@ -598,10 +613,10 @@ export const SECTIONS = {
 } as const;
 
 // prefault (not default) so a missing section is parsed from {} and gets its own defaults.
-export const configSchema = z.strictObject(
+export const configSchema = zod.strictObject(
   {
     server: SECTIONS.server.prefault({}),
-    transport: z
+    transport: zod
       .enum(TRANSPORTS, { error: `expected one of ${TRANSPORTS.join(', ')}` })
       .default('http'),
     http: SECTIONS.http.prefault({}),
