@@ -1,7 +1,7 @@
 // The secrets auth deals in: bearer tokens (API tokens and login sessions), kept only as
 // SHA-256 hex, and passwords, kept as scrypt hashes with their own salt and parameters.
 // Every comparison of secret-derived bytes is constant-time.
-import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { hash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 /** API tokens: `pgmcp_` + 43 base64url characters (32 random bytes). */
 export const API_TOKEN_PREFIX = 'pgmcp_';
@@ -45,7 +45,7 @@ export function bearerFromHeader(header: string | undefined): string | null {
 }
 
 export function hashBearer(raw: string): string {
-  return createHash('sha256').update(raw, 'utf8').digest('hex');
+  return hash('sha256', raw, 'hex'); // per authenticated request: the one-shot form
 }
 
 const TOKEN_SHAPE = new RegExp(`^${API_TOKEN_PREFIX}[A-Za-z0-9_-]{${SECRET_CHARS}}$`);

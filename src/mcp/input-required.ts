@@ -2,7 +2,7 @@
 // through ctx.requestInput; when an answer is missing we stop the handler, return the
 // questions with a sealed requestState, and re-run it when the client returns with answers.
 // Answers accumulate in the sealed state, so a handler may ask several times (multi-round).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import { INPUT_CAPABILITY, type InputRequest } from '../core/specs.js';
 import { isObject, RpcCodes, RpcError } from './jsonrpc.js';
@@ -32,9 +32,9 @@ export interface InputRound {
 }
 
 export function targetOf(method: string, name: string, args: unknown): string {
-  const digest = createHash('sha256')
-    .update(JSON.stringify(args ?? {}))
-    .digest('base64url');
+  // One-shot hash: every modern call works this out, and crypto.hash costs a quarter of a
+  // createHash object's round trip.
+  const digest = hash('sha256', JSON.stringify(args ?? {}), 'base64url');
   return `${method}\u0000${name}\u0000${digest.slice(0, 22)}`;
 }
 
