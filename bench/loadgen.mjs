@@ -276,10 +276,14 @@ async function closedLoop(spec, step, onWindow) {
     cpuAtMeasure = process.cpuUsage();
     void onWindow('start');
   }, spec.warmupMs);
-  const endTimer = setTimeout(() => {
+  let ended = false;
+  const closeWindow = () => {
+    if (ended) return;
+    ended = true;
     if (cpuAtMeasure) cpu = process.cpuUsage(cpuAtMeasure);
     windowClosed = onWindow('end');
-  }, spec.warmupMs + spec.durationMs);
+  };
+  const endTimer = setTimeout(closeWindow, spec.warmupMs + spec.durationMs);
 
   const worker = async (w) => {
     for (let seq = 0; !stopped; seq++) {
@@ -304,6 +308,10 @@ async function closedLoop(spec, step, onWindow) {
   await Promise.all(Array.from({ length: spec.concurrency }, (_, w) => worker(w)));
   clearTimeout(measureTimer);
   clearTimeout(endTimer);
+  // The workers can see the deadline pass before the timer's callback runs (its clock started a
+  // moment after `start`): the window that opened is closed here then, or the cell would have
+  // no CPU figures (it showed — at C=1 in some cells).
+  if (cpuAtMeasure) closeWindow();
   await windowClosed;
   await step.close();
 
