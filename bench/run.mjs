@@ -556,6 +556,21 @@ async function main() {
     }
   }
 
+  // Priming, unmeasured: one warm-up's length of every variant at the highest concurrency. The
+  // cells' own warm-up did not warm the processes themselves (JIT, the parser's WASM tier-up,
+  // lazily loaded modules, the pools): the first measured cell of the first round cost pgmcp and
+  // the load generator 2.5–3× the CPU per request of the same cell in later rounds, which skewed
+  // every ratio against the first variant (`call`).
+  for (const variant of variants) {
+    if (warmupMs === 0) break;
+    const r = await loadgen.run(
+      specFor(variant, Math.max(...concurrencies), { warmupMs: 0, durationMs: warmupMs }),
+    );
+    if (r.errors > 0) {
+      throw new Error(`priming of ${variant.key} failed: ${r.errorSamples.join(' | ')}`);
+    }
+  }
+
   // CPU accounting per cell: the server processes, this bench's PostgreSQL backends (found by
   // application_name when the measured window opens), the load generator, and whatever else
   // kept the machine busy meanwhile ("other": other users' work, shown in cores).
