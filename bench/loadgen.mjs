@@ -7,7 +7,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { KV_ROUTINE, KV_ROUTINE_SQL, KV_ROWS, KV_SQL, MODERN_META } from './shared.mjs';
+import { KV_HANDLER, KV_ROUTINE, KV_ROUTINE_SQL, KV_ROWS, KV_SQL, MODERN_META } from './shared.mjs';
 
 const REQUEST_TIMEOUT_MS = 10_000;
 const MAX_ERRORS = 50;
@@ -34,6 +34,16 @@ const resultOf = (text, id) => {
 const checkTools = (result) => {
   if (!Array.isArray(result.tools) || !result.tools.some((t) => t.name === 'query_database')) {
     fail('tools/list without query_database');
+  }
+};
+
+/** A tool result whose structuredContent is {items: [{id: key, val: 'value-<key>'}]}. */
+const checkItems = (result, key) => {
+  if (result.isError === true) fail(`tool error: ${JSON.stringify(result.content)}`);
+  const items = result.structuredContent?.items;
+  if (!Array.isArray(items) || items.length !== 1) fail(`items: ${JSON.stringify(items)}`);
+  if (items[0].id !== key || items[0].val !== `value-${key}`) {
+    fail(`wrong row for key ${key}: ${JSON.stringify(items[0])}`);
   }
 };
 
@@ -85,13 +95,23 @@ const OPS = {
         method: 'tools/call',
         params: { name: KV_ROUTINE, arguments: { key } },
       }),
+    check: (text, id, key) => checkItems(resultOf(text, id), key),
+  },
+  // The registry handler answers as kv_get does: {items: [{id, val}]}, and the same as text.
+  'tools/call-handler': {
+    body: (id, key) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: KV_HANDLER, arguments: { key } },
+      }),
     check: (text, id, key) => {
       const result = resultOf(text, id);
-      if (result.isError === true) fail(`tool error: ${JSON.stringify(result.content)}`);
-      const items = result.structuredContent?.items;
-      if (!Array.isArray(items) || items.length !== 1) fail(`items: ${JSON.stringify(items)}`);
-      if (items[0].id !== key || items[0].val !== `value-${key}`) {
-        fail(`wrong row for key ${key}: ${JSON.stringify(items[0])}`);
+      checkItems(result, key);
+      const block = result.content?.[0];
+      if (block?.type !== 'text' || JSON.parse(block.text)?.items?.[0]?.id !== key) {
+        fail(`text content does not carry the row: ${JSON.stringify(result.content)}`);
       }
     },
   },
@@ -276,10 +296,14 @@ async function closedLoop(spec, step, onWindow) {
     cpuAtMeasure = process.cpuUsage();
     void onWindow('start');
   }, spec.warmupMs);
-  const endTimer = setTimeout(() => {
+  let ended = false;
+  const closeWindow = () => {
+    if (ended) return;
+    ended = true;
     if (cpuAtMeasure) cpu = process.cpuUsage(cpuAtMeasure);
     windowClosed = onWindow('end');
-  }, spec.warmupMs + spec.durationMs);
+  };
+  const endTimer = setTimeout(closeWindow, spec.warmupMs + spec.durationMs);
 
   const worker = async (w) => {
     for (let seq = 0; !stopped; seq++) {
@@ -304,6 +328,10 @@ async function closedLoop(spec, step, onWindow) {
   await Promise.all(Array.from({ length: spec.concurrency }, (_, w) => worker(w)));
   clearTimeout(measureTimer);
   clearTimeout(endTimer);
+  // The workers can see the deadline pass before the timer's callback runs (its clock started a
+  // moment after `start`): the window that opened is closed here then, or the cell would have
+  // no CPU figures (it showed — at C=1 in some cells).
+  if (cpuAtMeasure) closeWindow();
   await windowClosed;
   await step.close();
 

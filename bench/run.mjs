@@ -9,7 +9,7 @@
 //   BENCH_ROUNDS           rounds over all cells, order reversed every other round (default 2)
 //   BENCH_CONCURRENCY      comma list (default 1,8,32)
 //   BENCH_ONLY             comma list of variant keys (echo,echo-list,ping,list,list-modern,
-//                          call,call-auth,raw,raw-tx,routine,raw-routine)
+//                          call,call-auth,raw,raw-tx,routine,raw-routine,handler)
 //   BENCH_VALIDATE_EVERY   parse and check every Nth HTTP answer in full (default 8; 1 = all)
 //   BENCH_DATABASE_URL     default postgres://postgres@127.0.0.1:5432/test
 //   BENCH_PROFILE=1        run pgmcp under --cpu-prof and print where its time went
@@ -31,7 +31,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { summarizeProfile } from './profile-summary.mjs';
-import { KV_ROWS, KV_SCHEMA, LEGACY_VERSION, MODERN_VERSION } from './shared.mjs';
+import { KV_HANDLER, KV_ROWS, KV_SCHEMA, LEGACY_VERSION, MODERN_VERSION } from './shared.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -132,6 +132,15 @@ const VARIANTS = [
     label: `raw pg.Pool(${POOL_SIZE}) select * from kv_get($1)`,
     kind: 'pg',
     mode: 'routine',
+  },
+  {
+    // A registry handler (schema mcp, installed for the run when missing) doing the lookup.
+    key: 'handler',
+    label: `pgmcp tools/call ${KV_HANDLER} (SQL handler)`,
+    kind: 'http',
+    server: 'pgmcp',
+    op: 'tools/call-handler',
+    era: 'legacy',
   },
   { key: 'raw-tx', label: 'pgmcp db layer only (1 trip, no HTTP/MCP)', kind: 'pg', mode: 'tx' },
 ];
@@ -246,6 +255,10 @@ function createToken() {
 async function startPgmcp(profileDir) {
   const env = pgmcpEnv();
   env.PGMCP_POOL_SIZE = String(POOL_SIZE);
+  // No exchange log, so every variant measures what it did before the handler variant installed
+  // schema mcp (where it exists the log is on by default: one row per request answered), and a
+  // registry the bench found is not filled with its requests.
+  env.PGMCP_EXCHANGE_LOG = 'false';
   const args = [
     ...profileFlags(profileDir),
     path.join(root, 'bin', 'pgmcp'),
@@ -401,14 +414,80 @@ async function createFixture() {
     await client.query(
       `comment on function ${KV_SCHEMA}.kv_get(int) is '@mcp Point lookup in bench_kv (bench).'`,
     );
+    if (variants.some((v) => v.key === 'handler')) await registerHandler(client);
     const { rows } = await client.query('show server_version');
     return rows[0].server_version;
   });
 }
 
+/**
+ * The `handler` variant's registry: installed the way `pgmcp install` installs it (the same
+ * scripts, in one transaction; not the event trigger, which the bench does not need) when the
+ * database has none, marked as the bench's in the schema's comment and dropped at the end; a
+ * registry that was there is left as found but for the bench's handler, dropped at the end too.
+ * The mark lets a run that died before its cleanup be cleaned by the next one.
+ */
+const BENCH_REGISTRY_MARK = 'installed by the pgmcp bench (bench/run.mjs), dropped when it ends';
+/** Set once the bench's handler exists: { ownSchema } says whether to drop the whole schema. */
+let registry = null;
+
+async function registerHandler(client) {
+  const { applyRegistryScripts, installedVersion, pgRunner } =
+    await import('../dist/tools/handlers/index.js');
+  const runner = pgRunner(client);
+  const found = await client.query(
+    "select obj_description(to_regnamespace('mcp'), 'pg_namespace') as note, to_regnamespace('mcp') is not null as present",
+  );
+  const { present, note } = found.rows[0];
+  let ownSchema = present && note === BENCH_REGISTRY_MARK;
+  if ((await installedVersion(runner)) === null) {
+    if (present) {
+      throw new Error(
+        'the bench database has a schema mcp that is not pgmcp registry: run without the handler variant',
+      );
+    }
+    await applyRegistryScripts(runner);
+    await client.query(`comment on schema mcp is '${BENCH_REGISTRY_MARK}'`);
+    ownSchema = true;
+  }
+  registry = { ownSchema };
+  const metadata = {
+    type: 'tool',
+    name: KV_HANDLER,
+    description: 'Point lookup in bench_kv (bench).',
+    requiresAuth: false,
+    inputSchema: {
+      type: 'object',
+      properties: { key: { type: 'integer' } },
+      required: ['key'],
+    },
+  };
+  // Read-only (pgmcp runs it in a read-only transaction: database.allowWrites is off); answers
+  // as kv_get does, {items: [{id, val}]} as structured content and as text.
+  const body = `
+DECLARE
+  v_result jsonb;
+BEGIN
+  SELECT jsonb_build_object('items', coalesce(jsonb_agg(jsonb_build_object('id', b.id, 'val', b.val)), '[]'))
+    INTO v_result
+    FROM ${KV_SCHEMA}.bench_kv b WHERE b.id = ((request).arguments->>'key')::int;
+  RETURN mcp.tool_result(jsonb_build_array(mcp.text(v_result::text)), (request).request_id, false, v_result);
+END`;
+  await client.query('select mcp.create_or_replace_handler($1::jsonb, $2)', [
+    JSON.stringify(metadata),
+    body,
+  ]);
+}
+
 const dropFixture = () =>
-  withClient((client) => client.query(`drop schema if exists ${KV_SCHEMA} cascade`)).catch(
-    (error) => console.error(`could not drop schema ${KV_SCHEMA}: ${error.message}`),
+  withClient(async (client) => {
+    if (registry?.ownSchema) await client.query('drop schema if exists mcp cascade');
+    else if (registry) {
+      await client.query("select mcp.drop_handler('tool', $1)", [KV_HANDLER]);
+    }
+    await client.query(`drop schema if exists ${KV_SCHEMA} cascade`);
+  }).catch((error) =>
+    console.error(`could not drop schema ${KV_SCHEMA} or the bench's handler: ${error.message}`),
   );
 
 // ---- MCP legacy session -------------------------------------------------------------------
@@ -553,6 +632,21 @@ async function main() {
       throw new Error(
         `smoke test of ${variant.key} failed: ${r.errorSamples.join(' | ') || 'no answers'}`,
       );
+    }
+  }
+
+  // Priming, unmeasured: one warm-up's length of every variant at the highest concurrency. The
+  // cells' own warm-up did not warm the processes themselves (JIT, the parser's WASM tier-up,
+  // lazily loaded modules, the pools): the first measured cell of the first round cost pgmcp and
+  // the load generator 2.5–3× the CPU per request of the same cell in later rounds, which skewed
+  // every ratio against the first variant of each server (`call` with BENCH_ONLY=call,…).
+  for (const variant of variants) {
+    if (warmupMs === 0) break;
+    const r = await loadgen.run(
+      specFor(variant, Math.max(...concurrencies), { warmupMs: 0, durationMs: warmupMs }),
+    );
+    if (r.errors > 0) {
+      throw new Error(`priming of ${variant.key} failed: ${r.errorSamples.join(' | ')}`);
     }
   }
 
@@ -879,6 +973,18 @@ async function main() {
     row('tools/call kv_get / query_database (≥ 1×)', r);
     row('  pg µs kv_get / query_database', pgR);
     ratios.routineVsCall = r;
+  }
+  if (has('handler') && has('call')) {
+    const r = {};
+    const pgR = {};
+    for (const c of concurrencies) {
+      r[c] = ratio('handler', 'call', c);
+      pgR[c] = ratio('handler', 'call', c, 'postgresCpuUsPerReq');
+    }
+    row(`tools/call ${KV_HANDLER} / query_database (≥ 1×)`, r);
+    row(`  pg µs ${KV_HANDLER} / query_database`, pgR);
+    ratios.handlerVsCall = r;
+    ratios.handlerVsCallPostgresCpu = pgR;
   }
   if (has('call') && has('raw')) {
     // On a saturated machine throughput is the inverse of the CPU a request costs everywhere:
