@@ -956,12 +956,26 @@ async function main() {
     for (const c of concurrencies) pgRatio[c] = ratio('call', 'raw', c, 'postgresCpuUsPerReq');
     row('pg µs tools/call / raw (≤ 1.5×)', pgRatio);
     ratios.callVsRawPostgresCpu = pgRatio;
+    if (has('raw-tx')) {
+      // The same statements without pgmcp's process beside them: what the SQL itself costs.
+      const txRatio = {};
+      for (const c of concurrencies) txRatio[c] = ratio('raw-tx', 'raw', c, 'postgresCpuUsPerReq');
+      row('  pg µs db layer alone / raw', txRatio);
+      ratios.rawTxVsRawPostgresCpu = txRatio;
+    }
   }
   if (has('call') && has('echo')) {
     const srvRatio = {};
     for (const c of concurrencies) srvRatio[c] = ratio('call', 'echo', c, 'serverCpuUsPerReq');
     row('srv µs tools/call / echo (≤ 2.5×)', srvRatio);
     ratios.callVsEchoServerCpu = srvRatio;
+    if (has('ping')) {
+      // pgmcp's HTTP and MCP layers with no tool and no database: the floor under a call.
+      const pingRatio = {};
+      for (const c of concurrencies) pingRatio[c] = ratio('ping', 'echo', c, 'serverCpuUsPerReq');
+      row('  srv µs ping / echo', pingRatio);
+      ratios.pingVsEchoServerCpu = pingRatio;
+    }
   }
   if (has('routine') && has('call')) {
     const r = {};
