@@ -13,6 +13,8 @@
 //   BENCH_VALIDATE_EVERY   parse and check every Nth HTTP answer in full (default 8; 1 = all)
 //   BENCH_DATABASE_URL     default postgres://postgres@127.0.0.1:5432/test
 //   BENCH_PROFILE=1        run pgmcp under --cpu-prof and print where its time went
+//   BENCH_PIN=1            PostgreSQL's backends on the last core, the bench's own processes on
+//                          the others (taskset): PostgreSQL's CPU without pgmcp beside it
 //
 // Exit status: 0 when every request succeeded (missed targets are reported, never fatal);
 // 1 when a server did not start or any request failed.
@@ -59,6 +61,31 @@ const concurrencies = (process.env.BENCH_CONCURRENCY ?? '1,8,32')
   .filter((c) => Number.isInteger(c) && c > 0 && c <= 256);
 const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const profiling = process.env.BENCH_PROFILE === '1';
+const pinning = process.env.BENCH_PIN === '1';
+
+/** Pin processes (every thread) to a CPU list with taskset; a process already gone is skipped. */
+function pin(pids, cpuList) {
+  for (const pid of pids) {
+    try {
+      execFileSync('taskset', ['-a', '-pc', cpuList, String(pid)], { stdio: 'ignore' });
+    } catch {
+      // ended meanwhile
+    }
+  }
+}
+
+/** A process and its descendants (pgmcp's embedded state database runs as a child). */
+function withChildren(pid) {
+  const out = [pid];
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    for (const child of children ? children.split(/\s+/) : [])
+      out.push(...withChildren(Number(child)));
+  } catch {
+    // not Linux, or gone
+  }
+  return out;
+}
 /** pgmcp's database.poolSize (its default), and the raw pool's size. */
 const POOL_SIZE = 10;
 const START_TIMEOUT_MS = 30_000;
@@ -571,6 +598,14 @@ async function main() {
     startPgmcp(profileDir && path.join(profileDir, 'pgmcp')),
   ]);
   const loadgen = startLoadgen();
+  const pgCore = String(cpus - 1);
+  if (pinning) {
+    if (cpus < 2) throw new Error('BENCH_PIN needs at least two cores');
+    pin(
+      [process.pid, echo.child.pid, loadgen.child.pid, ...withChildren(pgmcp.child.pid)],
+      cpus === 2 ? '0' : `0-${cpus - 2}`,
+    );
+  }
   const legacyHeaders = await openLegacySession(pgmcp.url);
   const authHeaders = bearer
     ? await openLegacySession(pgmcp.url, { authorization: `Bearer ${bearer.token}` })
@@ -710,7 +745,11 @@ async function main() {
         let opened = null;
         let closed = null;
         const result = await loadgen.run(specFor(variant, concurrency), async (phase) => {
-          if (phase === 'start') opened = ourBackends().then(snapshot);
+          if (phase === 'start')
+            opened = ourBackends().then((pids) => {
+              if (pinning) pin(pids, pgCore);
+              return snapshot(pids);
+            });
           else if (opened) {
             const start = await opened;
             closed = { start, end: snapshot([...start.backends.keys()]) };
@@ -878,6 +917,10 @@ async function main() {
   lines.push(
     `closed loop, HTTP/1.1 keep-alive, ${warmupSeconds} s warm-up + ${measureSeconds} s measured per cell, ${rounds} round(s) interleaved (median shown)`,
   );
+  if (pinning)
+    lines.push(
+      `BENCH_PIN: PostgreSQL's backends on core ${cpus - 1}, the servers and the load generator on the others`,
+    );
   lines.push(
     `NOTE: this machine has ${cpus} CPU core(s), shared by the load generator, the server under test and PostgreSQL;`,
   );
@@ -1100,6 +1143,7 @@ async function main() {
       poolSize: POOL_SIZE,
       validateEvery,
       profiling,
+      pinned: pinning,
       variants: variants.map(({ key, label }) => ({ key, label })),
     },
     summary,
