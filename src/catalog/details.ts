@@ -1,6 +1,7 @@
 // What is too costly to read for every relation at once but cheap for a few: exact sizes
 // (a file-system call per fork), index definitions (a deparse each) and view definitions.
 import type pg from 'pg';
+import { withholdCredential } from '../core/credential-shape.js';
 import { DETAILS_SQL, type DetailRow } from './queries.js';
 import type { RelationDescriptor, VisibilityRules } from './types.js';
 
@@ -32,11 +33,11 @@ export async function loadDetails(
     const listed = new Set(rel.indexes.map((i) => i.name));
     const indexDefinitions = new Map<string, string>();
     for (const def of row.index_definitions ?? []) {
-      if (listed.has(def.name)) indexDefinitions.set(def.name, def.definition);
+      if (listed.has(def.name)) indexDefinitions.set(def.name, withholdCredential(def.definition));
     }
     out.set(rel.oid, {
       sizeBytes: row.size_bytes === null ? null : Number(row.size_bytes),
-      viewDefinition: policy.active ? null : row.view_definition,
+      viewDefinition: policy.active ? null : withholdCredential(row.view_definition),
       indexDefinitions,
     });
   }

@@ -250,6 +250,34 @@ describe('catalog snapshot', () => {
     ]);
   });
 
+  it('withholds comments and defaults that read like a credential', () => {
+    const snap = buildSnapshot(
+      {
+        ...rows,
+        schemas: [{ name: 'ops', comment: 'Replica: host=db user=rep password=hunter2' }],
+        relations: [relation(20, 'ops', 'links', { comment: 'Links' })],
+        columns: [
+          column(20, 1, 'conn', {
+            data_type: 'text',
+            default_expr: "'host=db password=hunter2'::text",
+            comment: 'Connection string',
+          }),
+          column(20, 2, 'hash', { data_type: 'text', comment: 'e.g. md5' + 'ab'.repeat(16) }),
+        ],
+        constraints: [],
+        indexes: [],
+      },
+      EVERYTHING_VISIBLE,
+    );
+    expect(snap.schemas[0]!.comment).toBe('[credential withheld]');
+    const links = snap.relation('ops', 'links')!;
+    expect(links.comment).toBe('Links');
+    expect(links.columns.map((c) => [c.default, c.comment])).toEqual([
+      ['[credential withheld]', 'Connection string'],
+      [null, '[credential withheld]'],
+    ]);
+  });
+
   it('hides a schema the policy hides, and a partition’s hidden parent', () => {
     const policy: VisibilityRules = {
       ...EVERYTHING_VISIBLE,

@@ -2,6 +2,7 @@
 // hides: a hidden table, a hidden column, and every key, index or foreign key that would
 // name one (an index definition or a composite key would otherwise give it away).
 import type pg from 'pg';
+import { withholdCredential } from '../core/credential-shape.js';
 import {
   COLUMNS_SQL,
   CONSTRAINTS_SQL,
@@ -128,7 +129,7 @@ function viewsHiddenByReads(rows: readonly ViewReadRow[], policy: VisibilityRule
 export function buildSnapshot(rows: CatalogRows, policy: VisibilityRules): CatalogSnapshot {
   const schemas: SchemaDescriptor[] = rows.schemas
     .filter((s) => policy.schemaVisible(s.name))
-    .map((s) => ({ name: s.name, comment: s.comment }))
+    .map((s) => ({ name: s.name, comment: withholdCredential(s.comment) }))
     .sort((a, b) => byText(a.name, b.name));
 
   const work = new Map<string, Working>();
@@ -145,7 +146,7 @@ export function buildSnapshot(rows: CatalogRows, policy: VisibilityRules): Catal
         schema: r.schema,
         name: r.name,
         kind,
-        comment: r.comment,
+        comment: withholdCredential(r.comment),
         columns: [],
         primaryKey: null,
         uniqueKeys: [],
@@ -160,8 +161,8 @@ export function buildSnapshot(rows: CatalogRows, policy: VisibilityRules): Catal
           policy.tableVisible(r.parent_schema, r.parent_name)
             ? { schema: r.parent_schema, name: r.parent_name }
             : null,
-        partitionBound: r.partition_bound,
-        partitionKey: r.partition_key,
+        partitionBound: withholdCredential(r.partition_bound),
+        partitionKey: withholdCredential(r.partition_key),
         partitions: [],
         selectable: r.selectable,
         hasVectors: false,
@@ -188,7 +189,7 @@ export function buildSnapshot(rows: CatalogRows, policy: VisibilityRules): Catal
       c.generated === 's' || c.generated === 'v'
         ? {
             kind: c.generated === 's' ? ('stored' as const) : ('virtual' as const),
-            expression: c.default_expr ?? '',
+            expression: withholdCredential(c.default_expr ?? ''),
           }
         : null;
     rel.columns.push({
@@ -196,10 +197,10 @@ export function buildSnapshot(rows: CatalogRows, policy: VisibilityRules): Catal
       position: c.position,
       dataType: c.data_type,
       nullable: !c.not_null,
-      default: generated ? null : c.default_expr,
+      default: generated ? null : withholdCredential(c.default_expr),
       identity: c.identity === 'a' ? 'always' : c.identity === 'd' ? 'by_default' : null,
       generated,
-      comment: c.comment,
+      comment: withholdCredential(c.comment),
       isPrimaryKey: false,
       isUnique: false,
       isIndexed: false,

@@ -3,6 +3,7 @@
 // type those routines mention (arrays → element, domains → base, composites → attributes).
 // Only pg_catalog columns present from PostgreSQL 12 to 18 are used (PGlite is 18).
 import type pg from 'pg';
+import { looksLikeCredential, withholdCredential } from '../core/credential-shape.js';
 import { HIDDEN_SCHEMA_SQL } from './queries.js';
 
 export type RoutineKind = 'function' | 'procedure';
@@ -247,8 +248,18 @@ const TYPTYPE: Record<string, TypeKind> = {
   m: 'multirange',
 };
 
+/** A comment's lines that read like a credential withheld: a description must not carry one. */
+const screenComment = (comment: string): string =>
+  looksLikeCredential(comment)
+    ? comment
+        .split(/\r?\n/)
+        .map((line) => withholdCredential(line))
+        .join('\n')
+    : comment;
+
 export function routineFromRow(row: RoutineRow): RoutineDescriptor | null {
-  const annotations = parseRoutineComment(row.comment);
+  const comment = screenComment(row.comment);
+  const annotations = parseRoutineComment(comment);
   if (!annotations) return null;
   const types = (row.all_types ?? row.in_types).map(Number);
   const modes = row.modes?.map((m) => MODES[m] ?? 'in') ?? types.map(() => 'in' as const);
@@ -275,7 +286,7 @@ export function routineFromRow(row: RoutineRow): RoutineDescriptor | null {
     securityDefiner: row.security_definer,
     pinsSearchPath: row.pins_search_path,
     executable: row.executable,
-    comment: row.comment,
+    comment,
     annotations,
   };
 }

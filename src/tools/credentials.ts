@@ -67,20 +67,5 @@ export function isSecretRelation(schema: string, table: string): boolean {
   return SECRET_RELATIONS.has(`${schema}.${table}`);
 }
 
-export const WITHHELD = '[credential withheld]';
-
-// SCRAM verifiers and md5 hashes as pg_authid stores them; key=value connection strings with a
-// password; the password clause of CREATE/ALTER ROLE (a query text in pg_stat_activity).
-const CREDENTIAL_SHAPES: readonly RegExp[] = [
-  /SCRAM-SHA-256\$\d+:/,
-  /\bmd5[0-9a-f]{32}\b/,
-  /(^|[\s'"{,])password\s*=\s*(?!\s|$)/i,
-  /\bpassword\s+'[^']/i,
-];
-
-/** Whether a value reads like a credential (checked on every string a tool answers with). */
-export function looksLikeCredential(value: string): boolean {
-  // Cheap first: most values hold none of the markers.
-  if (!/scram|md5|password/i.test(value)) return false;
-  return CREDENTIAL_SHAPES.some((re) => re.test(value));
-}
+// The shapes themselves live in core, where the catalog can use them too.
+export { looksLikeCredential, WITHHELD } from '../core/credential-shape.js';

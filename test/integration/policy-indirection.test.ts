@@ -5,7 +5,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../../src/core/content.js';
-import { ErrorCodes } from '../../src/core/errors.js';
+import { ErrorCodes, isAppError, type AppError } from '../../src/core/errors.js';
 import { loadSnapshot } from '../../src/catalog/load.js';
 import { createSigner } from '../../src/core/signed.js';
 import { createDatabase, type Database } from '../../src/db/database.js';
@@ -80,6 +80,7 @@ describe.skipIf(!pg)(
         CREATE FUNCTION ${s}.hash_rows() RETURNS SETOF text LANGUAGE sql STABLE AS $$ SELECT to_jsonb(a)::text FROM pg_authid a $$;
         CREATE FUNCTION ${s}.hashes_plpgsql() RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$ BEGIN RETURN QUERY SELECT rolpassword FROM pg_authid; END $$;
         CREATE FUNCTION ${s}.hashes_dynamic() RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$ BEGIN RETURN QUERY EXECUTE 'SELECT rolpassword FROM pg_' || 'authid'; END $$;
+        CREATE FUNCTION ${s}.raise_dynamic() RETURNS text LANGUAGE plpgsql STABLE AS $$ DECLARE h text; BEGIN EXECUTE 'SELECT rolpassword FROM pg_' || 'authid WHERE rolpassword IS NOT NULL LIMIT 1' INTO h; RAISE EXCEPTION 'hash %', h USING DETAIL = h; END $$;
         CREATE ROLE ${s}_pw LOGIN PASSWORD 'correct horse battery staple';
       `),
       );
@@ -239,6 +240,16 @@ describe.skipIf(!pg)(
       expect(JSON.stringify(rowsOf(dynamic))).not.toMatch(/SCRAM-SHA-256\$|md5[0-9a-f]{32}/);
       expect(rowsOf(dynamic)).toContainEqual(['[credential withheld]']);
       expect((dynamic.content[0] as { text: string }).text).toMatch(/withheld.*credential/);
+      // … and from an error that carries one.
+      const raised = await tool()
+        .call({ query: `SELECT ${s}.raise_dynamic()` }, createFakeContext().ctx)
+        .catch((e: unknown) => e);
+      expect(isAppError(raised) && raised.details?.['sqlstate']).toBe('P0001');
+      expect(JSON.stringify([(raised as Error).message, (raised as AppError).details])).not.toMatch(
+        /SCRAM-SHA-256\$|md5[0-9a-f]{32}/,
+      );
+      expect((raised as Error).message).toMatch(/^ERROR P0001: \[credential withheld\]\nDETAIL:/);
+      expect((raised as Error).message).toMatch(/3 values withheld as \[credential withheld\]/);
     });
 
     it('keeps harmless catalog reads working', async () => {

@@ -15,6 +15,7 @@ import type { CallSession } from '../../db/call-session.js';
 import type { Database, TransactionOptions } from '../../db/database.js';
 import { describeDbError } from '../../db/errors.js';
 import type { AccessPolicy } from '../access-policy.js';
+import { screenError } from '../output-screen.js';
 import { checkStatement, loadSqlParser } from '../sql-guard.js';
 import { createCredentialScreen } from './credential-screen.js';
 import { confirmWrite } from './query-confirm.js';
@@ -216,11 +217,14 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
         });
       } catch (error) {
         if (isAppError(error) && error.category !== 'internal') {
-          throw new AppError(error.code, describeDbError(error, query), {
-            category: error.category,
-            details: error.details,
-            cause: error,
-          });
+          // A function's RAISE can carry a value the output screen would have withheld.
+          throw screenError(
+            new AppError(error.code, describeDbError(error, query), {
+              category: error.category,
+              details: error.details,
+              cause: error,
+            }),
+          );
         }
         throw error;
       }

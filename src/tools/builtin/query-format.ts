@@ -5,7 +5,7 @@ import type { ToolResult } from '../../core/content.js';
 import type { Lookup } from '../../db/call-session.js';
 import type { PipelineResult } from '../../db/pipeline.js';
 import { MASK } from '../access-policy.js';
-import { looksLikeCredential, WITHHELD } from '../credentials.js';
+import { screenValue, withheldNote, type Tally } from '../output-screen.js';
 import { jsonValue, toTsv } from '../tsv.js';
 import type { Masks } from './query-policy.js';
 import { typeNames } from './type-names.js';
@@ -59,39 +59,16 @@ export async function formatResult(
   options: FormatOptions,
 ): Promise<ToolResult> {
   const { columns, masked } = await describeColumns(lookup, result, masks);
-  let withheld = 0;
+  const withheld: Tally = { count: 0 };
   const rows = result.rows.map((row) =>
-    row.map((v, i) => {
-      if (masked.has(i) && v !== null) return MASK;
-      if (v !== null && isCredential(v)) {
-        withheld += 1;
-        return WITHHELD;
-      }
-      return v;
-    }),
+    row.map((v, i) => (masked.has(i) && v !== null ? MASK : screenValue(v, withheld))),
   );
   const answered = answer(columns, rows, result, options);
-  if (withheld > 0) noteWithheld(answered, withheld);
+  // The text is TSV for the model, not JSON: the note goes on its last line.
+  const first = answered.content[0];
+  if (withheld.count > 0 && first?.type === 'text')
+    first.text += `\n${withheldNote(withheld.count)}`;
   return answered;
-}
-
-/** A value (text, or a JSON or array value as text) that reads like a password hash or conninfo. */
-export function isCredential(value: unknown): boolean {
-  if (typeof value === 'string') return looksLikeCredential(value);
-  if (typeof value === 'object' && value !== null && !(value instanceof Date)) {
-    return looksLikeCredential(
-      Buffer.isBuffer(value) ? value.toString('latin1') : JSON.stringify(value),
-    );
-  }
-  return false;
-}
-
-/** Says in the answer that values were withheld, and why. */
-export function noteWithheld(result: ToolResult, count: number): void {
-  const first = result.content[0];
-  if (first?.type === 'text') {
-    first.text += `\n${count} value${count === 1 ? '' : 's'} withheld as ${WITHHELD}: ${count === 1 ? 'it reads' : 'they read'} like a credential (a password hash or a connection string with a password), and pgmcp never returns credentials.`;
-  }
 }
 
 function answer(

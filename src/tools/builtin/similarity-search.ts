@@ -12,10 +12,9 @@ import type { Database } from '../../db/database.js';
 import { dimensionMismatch, type EmbeddingProviders } from '../../embeddings/index.js';
 import { createAccessPolicy, MASK, NO_RULES, type AccessPolicy } from '../access-policy.js';
 import { loadSqlParser } from '../sql-guard.js';
-import { WITHHELD } from '../credentials.js';
+import { screenValue, withheldNote, type Tally } from '../output-screen.js';
 import { refuseAttributeCalls, RESTRICT_SEARCH_PATH } from './count-rows.js';
 import { checkRelationReach } from './indirection.js';
-import { isCredential } from './query-format.js';
 import { createJudge } from './policy-judge.js';
 import { textColumnFor, tsvectorColumn, vectorColumns } from './search-columns.js';
 import {
@@ -167,8 +166,6 @@ const parseVector = (text: unknown): number[] | null =>
 function display(p: Plan, row: Record<string, unknown>, column: ColumnDescriptor): unknown {
   if (column.masked) return MASK;
   const value = row[column.name];
-  // pgmcp never returns credentials, from whatever table they are read.
-  if (value !== null && isCredential(value)) return WITHHELD;
   return typeof value === 'bigint' ? String(value) : value;
 }
 
@@ -402,7 +399,7 @@ export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec
             : { ctid: r.id };
         const scores = { score: Number(r.score.toFixed(6)), distance: r.distance };
         if (format === 'ids_only') return { ...keys, ...scores };
-        const excerpt = p.text?.masked ? MASK : isCredential(r.best.text) ? WITHHELD : r.best.text;
+        const excerpt = p.text?.masked ? MASK : r.best.text;
         if (format === 'summary') return { ...keys, ...scores, excerpt };
         const columns = Object.fromEntries(p.shown.map((c) => [c.name, display(p, row, c)]));
         return { ...columns, ...scores, excerpt };
@@ -414,7 +411,12 @@ export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec
         used += cost;
         return true;
       });
-      const results = picked.map((r, i) => ({ rank: i + 1, ...render(r) }));
+      // pgmcp never returns credentials, from whatever table they are read.
+      const withheld: Tally = { count: 0 };
+      const results = screenValue(
+        picked.map((r, i) => ({ rank: i + 1, ...render(r) })),
+        withheld,
+      );
       const info = {
         schema: rel.schema,
         table: rel.name,
@@ -432,8 +434,9 @@ export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec
       };
       const header = `Database: ${catalog.databaseName}\n\n${rel.schema}.${rel.name}: ${results.length} of ${ranked.length} candidates (${method}; vector ${p.vector.name}${p.text ? `, text ${p.text.name}` : ''}; ${metric}; ${provider.name}/${provider.model}).`;
       const body = results.map((r) => JSON.stringify(r)).join('\n');
+      const note = withheld.count > 0 ? `\n\n${withheldNote(withheld.count)}` : '';
       return {
-        content: [{ type: 'text', text: `${header}\n\n${body}` }],
+        content: [{ type: 'text', text: `${header}\n\n${body}${note}` }],
         structuredContent: { ...info, results },
       };
     },

@@ -1,5 +1,6 @@
 // The registry's builders answer with JSON-RPC envelopes ({jsonrpc, id, result | error});
-// these turn them into the tool layer's results, or AppErrors the protocol layer maps.
+// these turn them into the tool layer's results, or AppErrors the protocol layer maps. What a
+// handler answers is built from database values, so it passes the output screen on the way.
 import type {
   ContentBlock,
   PromptMessage,
@@ -9,6 +10,7 @@ import type {
   ToolResult,
 } from '../../core/content.js';
 import { AppError, ErrorCodes, type ErrorCategory } from '../../core/errors.js';
+import { screenPromptResult, screenResourceResult, screenToolResult } from '../output-screen.js';
 
 /** Until core/errors.ts has an auth code: refused because the caller is anonymous. */
 export const AUTH_REQUIRED_CODE = ErrorCodes.AUTH_REQUIRED;
@@ -84,7 +86,10 @@ export function toToolResult(name: string, value: unknown): ToolResult {
   if ('error' in envelope) {
     // Authentication stays a protocol error; anything else is a failed call the model can read.
     if (envelope.error.code === -32001) throw envelopeError(envelope.error);
-    return { content: [{ type: 'text', text: envelope.error.message }], isError: true };
+    return screenToolResult({
+      content: [{ type: 'text', text: envelope.error.message }],
+      isError: true,
+    });
   }
   const { result } = envelope;
   const raw = result['content'];
@@ -98,7 +103,7 @@ export function toToolResult(name: string, value: unknown): ToolResult {
   const out: ToolResult = { content };
   if (isObject(result['structuredContent'])) out.structuredContent = result['structuredContent'];
   if (result['isError'] === true) out.isError = true;
-  return out;
+  return screenToolResult(out);
 }
 
 export function toResourceResult(name: string, uri: string, value: unknown): ResourceReadResult {
@@ -117,7 +122,7 @@ export function toResourceResult(name: string, uri: string, value: unknown): Res
       return { uri: itemUri, ...mimeType, text: JSON.stringify(item['text']) };
     throw invalid('resource', name, 'a content has neither "text" nor "blob"');
   });
-  return { contents };
+  return screenResourceResult({ contents });
 }
 
 export function toPromptResult(name: string, value: unknown): PromptResult {
@@ -138,5 +143,5 @@ export function toPromptResult(name: string, value: unknown): PromptResult {
   const out: PromptResult = { messages };
   if (typeof envelope.result['description'] === 'string')
     out.description = envelope.result['description'];
-  return out;
+  return screenPromptResult(out);
 }

@@ -7,6 +7,7 @@ import { quoteIdent } from '../../core/sql.js';
 import type { CallContext } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
 import { describeDbError } from '../../db/errors.js';
+import { screenError } from '../output-screen.js';
 import { AUTH_REQUIRED_CODE } from './convert.js';
 import type { HandlerRow, RegistryHandlerOptions } from './types.js';
 
@@ -102,12 +103,14 @@ export async function run<T>(
       isAppError(error) ? String(sqlstate ?? error.details?.['rpcCode'] ?? error.code) : null,
     );
     if (isAppError(error) && error.category !== 'internal' && sqlstate) {
-      throw new AppError(error.code, describeDbError(error), {
-        category: error.category,
-        details: error.details,
-        cause: error,
-      });
+      throw screenError(
+        new AppError(error.code, describeDbError(error), {
+          category: error.category,
+          details: error.details,
+          cause: error,
+        }),
+      );
     }
-    throw error;
+    throw screenError(error);
   }
 }

@@ -22,6 +22,7 @@ import {
   toResourceResult,
   toToolResult,
 } from './convert.js';
+import { screenError } from '../output-screen.js';
 import { isSignedIn } from './invocation.js';
 import type { LoadedHandlers } from './loader.js';
 import type { RegistryHandlerOptions } from './types.js';
@@ -160,7 +161,13 @@ export async function loadPgmiHandlers(
     params: Record<string, unknown>,
     ctx: CallContext,
     convert: (v: unknown) => T,
-  ) => ask(db, options, ctx.principal, method, params, ctx.signal).then(convert);
+  ) =>
+    ask(db, options, ctx.principal, method, params, ctx.signal)
+      .then(convert)
+      .catch((error: unknown) => {
+        // A raised error can carry database values too (convert screened the answers).
+        throw screenError(error);
+      });
   const gate = <S extends { allows?(p: Principal): boolean }>(spec: S, gated: boolean): S => {
     if (gated) spec.allows = isSignedIn;
     return spec;

@@ -8,6 +8,14 @@ import type { CallContext } from '../../core/specs.js';
 import { quoteIdent } from '../../core/sql.js';
 import type { Database } from '../../db/database.js';
 import { describeDbError } from '../../db/errors.js';
+import { WITHHELD } from '../credentials.js';
+import {
+  base64LooksLikeCredential,
+  screenError,
+  screenValue,
+  withheldNote,
+  type Tally,
+} from '../output-screen.js';
 import { qualifiedName, type DerivedRoutine } from './derive.js';
 import { baseName, resolveDomain, type TypeMap } from './type-schema.js';
 
@@ -214,14 +222,34 @@ interface Fetched {
   truncatedBy: 'rows' | 'bytes' | null;
 }
 
-function shapeResult(derived: DerivedRoutine, types: TypeMap, fetched: Fetched): unknown {
+/**
+ * One value as the answer carries it: converted, and withheld when it reads like a credential
+ * (a routine's body is not analysed, so this screen is all that stands between a function that
+ * reads pg_authid and the model). bytea travels as base64: its bytes are what is judged.
+ */
+function cell(types: TypeMap, oid: number, value: unknown, tally: Tally): unknown {
+  const converted = fromResult(types, oid, value);
+  if (typeof converted === 'string' && baseName(types, oid) === 'bytea') {
+    if (!base64LooksLikeCredential(converted)) return converted;
+    tally.count += 1;
+    return WITHHELD;
+  }
+  return screenValue(converted, tally);
+}
+
+function shapeResult(
+  derived: DerivedRoutine,
+  types: TypeMap,
+  fetched: Fetched,
+  tally: Tally,
+): unknown {
   const shape = derived.shape;
   const rows = fetched.rows;
   if (derived.routine.kind === 'procedure') {
     if (shape.kind !== 'row') return undefined;
     const row = rows[0] ?? [];
     return Object.fromEntries(
-      shape.columns.map((c, i) => [c.name, fromResult(types, c.typeOid, row[i])]),
+      shape.columns.map((c, i) => [c.name, cell(types, c.typeOid, row[i], tally)]),
     );
   }
   const truncated = fetched.truncatedBy !== null ? { truncated: true } : {};
@@ -229,13 +257,13 @@ function shapeResult(derived: DerivedRoutine, types: TypeMap, fetched: Fetched):
     case 'void':
       return undefined;
     case 'scalar': {
-      const values = rows.map((row) => fromResult(types, shape.typeOid, row[0]));
+      const values = rows.map((row) => cell(types, shape.typeOid, row[0], tally));
       return shape.set ? { items: values, ...truncated } : { value: values[0] ?? null };
     }
     case 'row': {
       const objects = rows.map((row) =>
         Object.fromEntries(
-          shape.columns.map((c, i) => [c.name, fromResult(types, c.typeOid, row[i])]),
+          shape.columns.map((c, i) => [c.name, cell(types, c.typeOid, row[i], tally)]),
         ),
       );
       if (shape.set) return { items: objects, ...truncated };
@@ -305,9 +333,10 @@ export async function callRoutine(
   try {
     fetched = await fetchRows(derived, deps, call, ctx);
   } catch (error) {
-    throw routineError(derived, error);
+    throw screenError(routineError(derived, error));
   }
-  const structured = shapeResult(derived, deps.types, fetched);
+  const withheld: Tally = { count: 0 };
+  const structured = shapeResult(derived, deps.types, fetched, withheld);
   if (structured === undefined) {
     return { content: [{ type: 'text', text: `${qualifiedName(derived.routine)} completed.` }] };
   }
@@ -323,5 +352,6 @@ export async function callRoutine(
       text: `Truncated: only the first ${count} row${count === 1 ? '' : 's'} are shown, cut at ${cap}; more rows exist. Narrow the call (arguments that filter) to see the rest.`,
     });
   }
+  if (withheld.count > 0) content.push({ type: 'text', text: withheldNote(withheld.count) });
   return { content, structuredContent: structured as Record<string, unknown> };
 }
