@@ -16,6 +16,10 @@ export const REGISTRY_CHANNEL = 'pgmcp_registry';
 export const WATCH_SCRIPT = fileURLToPath(
   new URL('../../sql/watch/001_event_trigger.sql', import.meta.url),
 );
+/** The catalog generation (sql/watch/002_generation.sql), installed with the event trigger. */
+export const GENERATION_SCRIPT = fileURLToPath(
+  new URL('../../sql/watch/002_generation.sql', import.meta.url),
+);
 
 /** Why a reload was asked for: a notification's channel, the TTL, or a (re)connect. */
 export type ChangeReason = 'notify' | 'ttl' | 'reconnect';
@@ -58,8 +62,9 @@ export interface CatalogWatch {
 const INSUFFICIENT_PRIVILEGE = '42501';
 
 /**
- * Install (idempotently) the event trigger of sql/watch/001_event_trigger.sql. Only a superuser
- * may create event triggers in PostgreSQL 15; anyone else gets 'not-permitted' without trying.
+ * Install (idempotently) the event trigger of sql/watch/001_event_trigger.sql and the catalog
+ * generation of 002_generation.sql. Only a superuser may create event triggers in PostgreSQL
+ * 15; anyone else gets 'not-permitted' without trying.
  */
 export async function installCatalogTrigger(
   client: pg.Client | pg.PoolClient,
@@ -71,6 +76,7 @@ export async function installCatalogTrigger(
   try {
     await client.query('BEGIN');
     await client.query(readFileSync(WATCH_SCRIPT, 'utf8'));
+    await client.query(readFileSync(GENERATION_SCRIPT, 'utf8'));
     await client.query('COMMIT');
     return 'installed';
   } catch (error) {

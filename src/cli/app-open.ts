@@ -16,9 +16,14 @@ import {
 import { createDatabase, type Database } from '../db/database.js';
 import { createCatalog } from '../catalog/index.js';
 import { createAccessPolicy } from '../tools/access-policy.js';
-import { registerBuiltins } from '../tools/builtin/index.js';
+import {
+  createPolicyCache,
+  GENERATION_KEPT_SQL,
+  registerBuiltins,
+  type PolicyCache,
+} from '../tools/builtin/index.js';
 import { createEmbeddingProviders, type EmbeddingProviders } from '../embeddings/index.js';
-import { startCatalogWatch, type CatalogWatch } from '../catalog/watch.js';
+import { installCatalogTrigger, startCatalogWatch, type CatalogWatch } from '../catalog/watch.js';
 import { configError } from '../config/index.js';
 import { createExchangeLog, type ExchangeLog } from '../tools/handlers/index.js';
 import { createLiveCatalog, nameClashError, type LiveCatalog } from '../tools/live-catalog.js';
@@ -29,6 +34,8 @@ import type { AppExtension } from './app.js';
 
 /** The state database's schema (auth/); denied to every tool. */
 const STATE_SCHEMA = 'pgmcp';
+/** The event trigger and the catalog generation (sql/watch); hidden with the state schema. */
+const WATCH_SCHEMA = 'pgmcp_watch';
 
 /** How long a catalog snapshot serves before it is reloaded. */
 const CATALOG_TTL_MS = 60_000;
@@ -81,6 +88,19 @@ export async function openDatabases(
         logger,
       );
       opened.push({ entry, db });
+      // The embedded database is pgmcp's own: it keeps the catalog generation that lets the
+      // access policy reuse its lookups (sql/watch/002_generation.sql). A PostgreSQL database
+      // gets it from `pgmcp install`; serving never changes one.
+      if (db.kind === 'embedded') {
+        await db
+          .withOwnConnection((client) => installCatalogTrigger(client))
+          .catch((error: unknown) =>
+            logger.warn(
+              { err: { message: (error as Error).message } },
+              'the catalog generation could not be installed: the access policy looks the catalog up on every call',
+            ),
+          );
+      }
     }
   } catch (error) {
     await closeOpened();
@@ -114,10 +134,14 @@ export async function openDatabases(
   );
   const embeddings = createEmbeddingProviders(config.embeddings);
   const catalogs = new Map<string, Catalog>();
+  const policyCaches = new Map<string, PolicyCache>();
   const targets: DatabaseTarget[] = opened.map(({ entry, db: target }) => {
     // With one database the built-ins go straight into the shared registry, as they always did;
     // with several, each database gets its own and the shared one routes to them.
     const own = several ? createRegistry() : registry;
+    const policyCache = createPolicyCache();
+    policyCache.available = false; // until the database says it keeps the generation
+    policyCaches.set(entry.name, policyCache);
     const catalog = registerBuiltinsFor(
       own,
       entry,
@@ -127,6 +151,7 @@ export async function openDatabases(
       several ? {} : toolRoles,
       stateServed.get(entry.name) ?? true,
       embeddings,
+      policyCache,
     );
     catalogs.set(entry.name, catalog);
     return {
@@ -138,6 +163,13 @@ export async function openDatabases(
       registry: own,
     };
   });
+  // Whether each database keeps the catalog generation (asked again on every catalog reload):
+  // without it the access policy looks the catalog up on every call, as it always did. Not
+  // awaited: a database that is down would hold the start up for its connect timeout.
+  const refreshGeneration = async (name: string, target: Database): Promise<void> => {
+    policyCaches.get(name)!.available = await asks(target, GENERATION_KEPT_SQL, false);
+  };
+  for (const { entry, db: target } of opened) void refreshGeneration(entry.name, target);
   const directory = createDatabaseDirectory(targets, main.entry.name);
   if (several) {
     registerDatabaseRouting(registry, directory, {
@@ -168,7 +200,13 @@ export async function openDatabases(
       createLiveCatalog({
         db: target,
         registry: several ? directory.get(entry.name)!.registry : registry,
-        catalog: catalogs.get(entry.name)!,
+        // A reload (change notification or TTL) drops the policy's remembered lookups too.
+        catalog: {
+          invalidate: () => {
+            catalogs.get(entry.name)!.invalidate();
+            policyCaches.get(entry.name)!.invalidate();
+          },
+        },
         logger,
         routines: {
           allowWrites: entry.allowWrites,
@@ -233,6 +271,7 @@ export async function openDatabases(
       // Serving never changes the database: the trigger is installed by `pgmcp install`.
       installTrigger: false,
       onChange: async (reason) => {
+        await refreshGeneration(entry.name, target);
         const result = await live.reload(reason);
         routed?.sync(entry.name, result.changed);
       },
@@ -260,11 +299,12 @@ function registerBuiltinsFor(
   toolRoles: Record<string, readonly string[]>,
   stateServed: boolean,
   embeddings: EmbeddingProviders,
+  policyCache: PolicyCache,
 ): Catalog {
   const policy = createAccessPolicy({
     ...entry.access,
     denySchemas: stateServed
-      ? [...new Set([...entry.access.denySchemas, STATE_SCHEMA])]
+      ? [...new Set([...entry.access.denySchemas, STATE_SCHEMA, WATCH_SCHEMA])]
       : entry.access.denySchemas,
   });
   const catalog = createCatalog(db, policy, { ttlMs: CATALOG_TTL_MS });
@@ -284,6 +324,7 @@ function registerBuiltinsFor(
     queryDatabase: { maxPlanCost: entry.maxPlanCost, maxPlanRows: entry.maxPlanRows, signer },
     toolRoles,
     embeddings,
+    policyCache,
   });
   return catalog;
 }

@@ -56,11 +56,12 @@ export async function install(config: Config, options: InstallOptions = {}): Pro
         await grantRuntime(pgRunner(client), options.grantRuntime, names);
         out(`runtime grants: given to role ${options.grantRuntime}`);
       }
-      // The event trigger that tells a running pgmcp about DDL (else it polls).
+      // The event triggers that tell a running pgmcp about DDL (else it polls) and count it (the
+      // catalog generation the access policy's reused lookups are checked against).
       const trigger = await installCatalogTrigger(client);
       out(
         trigger === 'installed'
-          ? 'change notifications: event trigger pgmcp_watch installed (running servers reload on DDL)'
+          ? "change notifications: event trigger pgmcp_watch installed (running servers reload on DDL, and reuse the access policy's lookups until it changes)"
           : 'change notifications: this role may not create event triggers; servers will poll for changes',
       );
       return 0;

@@ -9,6 +9,7 @@
 // with its statement.
 import type pg from 'pg';
 import {
+  failedStepOf,
   runPipelined,
   transactionStatus,
   type PipelineRead,
@@ -35,6 +36,15 @@ export interface CallSession extends Lookup {
    * the call's block in the same trip (opening it too when no lookup did).
    */
   run(statement: PipelineStep, read: PipelineRead): Promise<PipelineResult>;
+  /** The role the call runs as (`none`: the login role). */
+  readonly role: string;
+  /**
+   * A step of pgmcp's own to send ahead of the call's own SQL (the next `read` or `run`), in
+   * the same trip and the same block: when it fails, the caller's SQL is not executed.
+   */
+  precede(step: PipelineStep): void;
+  /** Whether the last failure came from the step given to `precede`. */
+  readonly precedingFailed: boolean;
 }
 
 export interface SessionSetup {
@@ -45,6 +55,8 @@ export interface SessionSetup {
   /** What ends the block: ROLLBACK for a read-only call, COMMIT otherwise. */
   closing: PipelineStep;
   types: pg.CustomTypesConfig;
+  /** The role the call runs as. */
+  role: string;
   markBroken(error: Error): void;
   /** After a read-write statement: retire the connection, or forget its base. */
   afterWrite(): void;
@@ -93,28 +105,61 @@ export function createCallSession(setup: SessionSetup): {
     }
   };
   let state: 'fresh' | 'open' | 'done' = 'fresh';
+  let preceding: PipelineStep | null = null;
+  let precedingFailed = false;
+
+  /** `send`, with the preceding step (if any) last before the call's own SQL. */
+  const sendOwn = async (
+    before: readonly PipelineStep[],
+    step: PipelineStep,
+    read: PipelineRead,
+    after: readonly PipelineStep[] = [],
+  ): Promise<PipelineResult> => {
+    if (preceding === null) return send(before, step, read, after);
+    const steps = [...before, preceding];
+    preceding = null;
+    try {
+      return await send(steps, step, read, after);
+    } catch (error) {
+      precedingFailed = failedStepOf(error) === steps.length - 1;
+      throw error;
+    }
+  };
+
+  /** One lookup (`own`: the caller's SQL, with the preceding step ahead of it). */
+  const lookup = (step: PipelineStep, caps: PipelineRead, own: boolean) => {
+    const read = { ...caps, types: caps.types ?? setup.types };
+    const go = own ? sendOwn : send;
+    if (state === 'fresh') {
+      state = 'open';
+      return go(opening, step, read);
+    }
+    // After the statement: a block of its own, closed in the same trip.
+    return state === 'open' ? go([], step, read) : go(opening, step, read, [closing]);
+  };
 
   const session: CallSession = {
+    role: setup.role,
+    get precedingFailed() {
+      return precedingFailed;
+    },
+    precede(step) {
+      preceding = step;
+    },
     async query<R extends object>(text: string, values: unknown[] = []) {
-      const result = await session.read({ text, values }, LOOKUP_READ);
+      const result = await lookup({ text, values }, LOOKUP_READ, false);
       // Never judge on part of a lookup's answer.
       if (result.truncatedBy !== null) throw new Error('a lookup returned too much to read');
       return asObjects<R>(result);
     },
     read(step, caps) {
-      const read = { ...caps, types: caps.types ?? setup.types };
-      if (state === 'fresh') {
-        state = 'open';
-        return send(opening, step, read);
-      }
-      // After the statement: a block of its own, closed in the same trip.
-      return state === 'open' ? send([], step, read) : send(opening, step, read, [closing]);
+      return lookup(step, caps, true);
     },
     async run(statement, caps) {
       const read = { ...caps, types: caps.types ?? setup.types };
       const opened = state === 'open';
       state = 'done';
-      const result = await send(opened ? [] : opening, statement, read, [closing]);
+      const result = await sendOwn(opened ? [] : opening, statement, read, [closing]);
       // A statement that could write could also have changed the session (UPDATE pg_settings,
       // a function's set_config), and its block was committed.
       if (!setup.readOnly) setup.afterWrite();

@@ -328,6 +328,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         opening: opening(tx, settings),
         closing: closing(tx),
         types: PG_TYPES,
+        role: callSettings(tx).role,
         markBroken,
         afterWrite: tx.keepAfterWrite
           ? () => sessions.forget(client)

@@ -281,6 +281,7 @@ export class PipelinedStatement extends EventEmitter {
     error: Error,
     connection?: { once(event: string, listener: () => void): void },
   ): void {
+    if (this.error === null && typeof error === 'object') failedSteps.set(error, this.answered);
     this.error ??= error;
     const first = this.error;
     // A server ErrorResponse (it has a severity) is followed by ReadyForQuery once the server
@@ -315,6 +316,15 @@ export class PipelinedStatement extends EventEmitter {
   }
 
   handleCopyData(): void {}
+}
+
+// Which step of its trip an error came from (setup steps first, then the statement, then the
+// steps after it), for a caller that sends a step of its own ahead of the statement.
+const failedSteps = new WeakMap<object, number>();
+
+/** The index of the step of the trip that failed with `error` (undefined: not a trip's error). */
+export function failedStepOf(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null ? failedSteps.get(error) : undefined;
 }
 
 /** Run setup + statement (+ after) on a checked-out client in one round trip. */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { vi } from 'vitest';
 import { pino } from 'pino';
+import { installCatalogTrigger } from '../../src/catalog/watch.js';
 import { startEmbedded } from '../../src/db/embedded/index.js';
 import { TEST_ROLE, uniqueSchemaName, withClient, type RealPostgres } from '../helpers/postgres.js';
 import { fixtureSql, securityServerEnv, snapshotSql, startTarget, type Target } from './harness.js';
@@ -69,6 +70,9 @@ export async function postgresTarget(
     await admin.query(fixtureSql(SCHEMA));
     await admin.query(passwordRoleSql(passwordRole));
     await admin.query(indirectionFixtureSql(SCHEMA));
+    // As `pgmcp install` leaves it: the catalog generation lets the access policy reuse its
+    // lookups, so the corpus meets the cached path too (the embedded server installs it itself).
+    await installCatalogTrigger(admin);
     const role = mode === 'role' ? info.role : me.name;
     if (mode === 'role' && info.role === TEST_ROLE) {
       await admin.query(`GRANT USAGE ON SCHEMA ${SCHEMA} TO ${TEST_ROLE}`);

@@ -6,6 +6,7 @@ import type { Database } from '../../db/database.js';
 import type { EmbeddingProviders } from '../../embeddings/index.js';
 import type { AccessPolicy } from '../access-policy.js';
 import type { Registry } from '../registry.js';
+import type { PolicyCache } from './policy-cache.js';
 import { createCountRowsTool } from './count-rows.js';
 import { createExecuteExplainTool } from './execute-explain.js';
 import { createGenerateEmbeddingTool } from './generate-embedding.js';
@@ -39,6 +40,8 @@ export interface BuiltinDeps {
   toolRoles?: Readonly<Record<string, readonly string[]>>;
   /** Embedding providers; without them generate_embedding and similarity_search are not registered. */
   embeddings?: EmbeddingProviders;
+  /** query_database's policy lookups kept between calls (invalidate it when the catalog reloads). */
+  policyCache?: PolicyCache;
 }
 
 export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
@@ -60,6 +63,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
         allowWrites: deps.allowWrites,
         deniedFunctions: deps.deniedFunctions,
         policy: deps.policy,
+        policyCache: deps.policyCache ?? null,
       }),
     );
   }
@@ -119,6 +123,7 @@ export { createGetSchemaInfoTool } from './get-schema-info.js';
 export { createGenerateEmbeddingTool } from './generate-embedding.js';
 export { createSimilaritySearchTool } from './similarity-search.js';
 export { createQueryDatabaseTool, type QueryDatabaseOptions } from './query-database.js';
+export { createPolicyCache, GENERATION_KEPT_SQL, type PolicyCache } from './policy-cache.js';
 export { createBuiltinPrompts } from './prompts.js';
 export { createReadResourceTool, registryReader, type ResourceReader } from './read-resource.js';
 export { createBuiltinResources } from './resources.js';

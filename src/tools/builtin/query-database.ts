@@ -20,7 +20,8 @@ import { checkStatement, loadSqlParser } from '../sql-guard.js';
 import { createCredentialScreen } from './credential-screen.js';
 import { confirmWrite } from './query-confirm.js';
 import { formatResult } from './query-format.js';
-import { checkPolicy, type Masks } from './query-policy.js';
+import type { PolicyCache } from './policy-cache.js';
+import { checkPolicy, checkPolicyCached, type Masks } from './query-policy.js';
 import { checkPlanCost, estimatePlan, type PlanLimits } from './query-plan.js';
 import { createWriteConfirmations, type WriteConfirmations } from './write-confirmation.js';
 
@@ -38,6 +39,8 @@ export interface QueryDatabaseOptions extends PlanLimits {
   policy: AccessPolicy;
   /** Seals write-confirmation nonces. */
   signer: Signer;
+  /** The policy's catalog lookups kept between calls (reads under an active policy). */
+  policyCache?: PolicyCache | null;
 }
 
 export type QueryStage = 'parse' | 'policy' | 'plan' | 'confirm' | 'run' | 'format';
@@ -56,6 +59,7 @@ function stageTimer(ctx: CallContext) {
 
 export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOptions): ToolSpec {
   const { limits, allowWrites, policy } = options;
+  const cache = policy.active ? (options.policyCache ?? null) : null;
   const confirmations: WriteConfirmations = createWriteConfirmations(options.signer);
   const screen = createCredentialScreen();
 
@@ -166,7 +170,10 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
           ),
         );
         // A write may have created a view or function that reads credentials.
-        if (writes) screen.invalidate();
+        if (writes) {
+          screen.invalidate();
+          cache?.invalidate();
+        }
         return stage('format', () =>
           formatResult(session, result, masks, {
             database: db.name,
@@ -199,22 +206,43 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
           if (preview) return preview;
           return await db.withCall(tx(readOnly), (session) => runAndFormat(session, masks, true));
         }
-        return await db.withCall(tx(readOnly), async (session) => {
-          const masks = await stage('policy', () =>
-            checkPolicy(session, policy, query, guard, screen),
-          );
-          await stage('plan', () =>
-            guard.kind === 'read'
-              ? checkPlanCost(session, options, query, params, guard)
-              : undefined,
-          );
-          await stage('confirm', () => {
-            // throws when wrong, used or expired
-            if (guard.kind === 'write' && nonce !== null)
-              confirmations.redeem(nonce, query, params);
+        // A call whose remembered policy lookups turn out stale (or whose cache step failed)
+        // runs once more without the cache; its statement never ran the first time.
+        let again = false;
+        const attempt = (cached: boolean): Promise<ToolResult> =>
+          db.withCall(tx(readOnly), async (session) => {
+            const call = cached ? cache!.open(session) : null;
+            try {
+              const masks = await stage('policy', () =>
+                call
+                  ? checkPolicyCached(call, session, policy, query, guard)
+                  : checkPolicy(session, policy, query, guard, screen),
+              );
+              // The check that the catalog has not changed goes ahead of the caller's SQL.
+              call?.guard();
+              await stage('plan', () =>
+                guard.kind === 'read'
+                  ? checkPlanCost(session, options, query, params, guard)
+                  : undefined,
+              );
+              await stage('confirm', () => {
+                // throws when wrong, used or expired
+                if (guard.kind === 'write' && nonce !== null)
+                  confirmations.redeem(nonce, query, params);
+              });
+              return await runAndFormat(session, masks, guard.kind === 'write');
+            } catch (error) {
+              again = call !== null && (call.failed || session.precedingFailed);
+              throw error;
+            }
           });
-          return runAndFormat(session, masks, guard.kind === 'write');
-        });
+        try {
+          return await attempt(cache !== null && cache.available && guard.kind === 'read');
+        } catch (error) {
+          if (!again) throw error;
+          cache!.invalidate();
+          return await attempt(false);
+        }
       } catch (error) {
         if (isAppError(error) && error.category !== 'internal') {
           // A function's RAISE can carry a value the output screen would have withheld.

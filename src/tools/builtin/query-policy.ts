@@ -3,10 +3,11 @@
 // resolved on the call's own connection (so under the call's role: a relation that role cannot
 // see is not there for the policy either).
 import type { Lookup } from '../../db/call-session.js';
-import { AppError, ErrorCodes } from '../../core/errors.js';
+import { AppError, ErrorCodes, isAppError } from '../../core/errors.js';
 import type { AccessPolicy } from '../access-policy.js';
 import type { GuardResult } from '../sql-guard.js';
 import type { CredentialScreen } from './credential-screen.js';
+import type { CallCache } from './policy-cache.js';
 import { checkIndirection } from './indirection.js';
 import { createJudge, type Judge } from './policy-judge.js';
 import { maskedDecisions, maskedOutputs } from './masked-use.js';
@@ -89,4 +90,29 @@ export async function checkPolicy(
     }
   }
   return { attrs, referenced: true, computed: maskedOutputs(statement, scope) };
+}
+
+/**
+ * checkPolicy through the policy cache (a call under a policy): the statement's verdict or the
+ * lookups' answers from earlier calls where the catalog has not changed since (the call then
+ * sends CallCache.guard's check ahead of its SQL). A refusal reached on remembered answers is
+ * reached again on fresh ones (`fresh`, the call's own connection) before it is given.
+ */
+export async function checkPolicyCached(
+  call: CallCache,
+  fresh: Lookup,
+  policy: AccessPolicy,
+  sql: string,
+  guard: GuardResult,
+): Promise<Masks> {
+  const remembered = await call.masks(policy, sql);
+  if (remembered) return remembered;
+  try {
+    const masks = await checkPolicy(call.lookup, policy, sql, guard);
+    call.remember(policy, sql, masks);
+    return masks;
+  } catch (error) {
+    if (!call.used || !isAppError(error)) throw error;
+    return checkPolicy(fresh, policy, sql, guard);
+  }
 }
