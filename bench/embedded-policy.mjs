@@ -27,7 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { LEGACY_VERSION } from './shared.mjs';
+import { openLegacySession } from './shared.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const roots = [
@@ -206,35 +206,11 @@ function statementCounts(child) {
 }
 
 async function openSession(url) {
-  const base = {
+  return {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
+    ...(await openLegacySession(url)),
   };
-  const init = await fetch(url, {
-    method: 'POST',
-    headers: base,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: {
-        protocolVersion: LEGACY_VERSION,
-        capabilities: {},
-        clientInfo: { name: 'pgmcp-bench', version: '1' },
-      },
-    }),
-  });
-  await init.text();
-  const session = init.headers.get('mcp-session-id');
-  if (!session) throw new Error(`initialize failed: HTTP ${init.status}`);
-  const headers = { ...base, 'mcp-session-id': session, 'mcp-protocol-version': LEGACY_VERSION };
-  const done = await fetch(url, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-  });
-  await done.text();
-  return headers;
 }
 
 let nextId = 1;

@@ -33,7 +33,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { summarizeProfile } from './profile-summary.mjs';
-import { KV_HANDLER, KV_ROWS, KV_SCHEMA, LEGACY_VERSION, MODERN_VERSION } from './shared.mjs';
+import { KV_HANDLER, KV_ROWS, KV_SCHEMA, MODERN_VERSION, openLegacySession } from './shared.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -518,47 +518,6 @@ const dropFixture = () =>
   );
 
 // ---- MCP legacy session -------------------------------------------------------------------
-
-/** `extra` (an Authorization header) goes on every request: the session belongs to that caller. */
-async function openLegacySession(url, extra = {}) {
-  const base = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    ...extra,
-  };
-  const init = await fetch(url, {
-    method: 'POST',
-    headers: base,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: {
-        protocolVersion: LEGACY_VERSION,
-        capabilities: {},
-        clientInfo: { name: 'pgmcp-bench', version: '1' },
-      },
-    }),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const body = await init.text();
-  const sessionId = init.headers.get('mcp-session-id');
-  const version = init.status === 200 ? JSON.parse(body)?.result?.protocolVersion : undefined;
-  if (!sessionId || version !== LEGACY_VERSION) {
-    throw new Error(`initialize failed: HTTP ${init.status} ${body.slice(0, 300)}`);
-  }
-  const headers = { ...extra, 'mcp-session-id': sessionId, 'mcp-protocol-version': LEGACY_VERSION };
-  const initialized = await fetch(url, {
-    method: 'POST',
-    headers: { ...base, ...headers },
-    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-    signal: AbortSignal.timeout(10_000),
-  });
-  if (initialized.status !== 202) {
-    throw new Error(`notifications/initialized answered HTTP ${initialized.status}, expected 202`);
-  }
-  return headers;
-}
 
 // ---- statistics and formatting -------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-// Constants shared by the orchestrator (run.mjs) and the load generator (loadgen.mjs).
+// Constants and helpers shared by the bench scripts (run.mjs, loadgen.mjs, embedded-policy.mjs).
 
 /** Rows in pgmcp_bench.bench_kv: id 1..KV_ROWS, val 'value-<id>'. */
 export const KV_ROWS = 10_000;
@@ -17,3 +17,48 @@ export const MODERN_META = {
   'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
   'io.modelcontextprotocol/clientCapabilities': {},
 };
+
+/**
+ * Opens a legacy MCP session on `url` (initialize, then notifications/initialized) and returns
+ * the headers every later request of it carries, besides content-type and accept. `extra` (an
+ * Authorization header) goes on every request: the session belongs to that caller.
+ */
+export async function openLegacySession(url, extra = {}) {
+  const base = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    ...extra,
+  };
+  const init = await fetch(url, {
+    method: 'POST',
+    headers: base,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: LEGACY_VERSION,
+        capabilities: {},
+        clientInfo: { name: 'pgmcp-bench', version: '1' },
+      },
+    }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const body = await init.text();
+  const sessionId = init.headers.get('mcp-session-id');
+  const version = init.status === 200 ? JSON.parse(body)?.result?.protocolVersion : undefined;
+  if (!sessionId || version !== LEGACY_VERSION) {
+    throw new Error(`initialize failed: HTTP ${init.status} ${body.slice(0, 300)}`);
+  }
+  const headers = { ...extra, 'mcp-session-id': sessionId, 'mcp-protocol-version': LEGACY_VERSION };
+  const initialized = await fetch(url, {
+    method: 'POST',
+    headers: { ...base, ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (initialized.status !== 202) {
+    throw new Error(`notifications/initialized answered HTTP ${initialized.status}, expected 202`);
+  }
+  return headers;
+}
