@@ -3,7 +3,7 @@
 // the file that holds its key. Providers can also come from the conventional environment
 // variables alone (OPENAI_API_KEY, ANTHROPIC_API_KEY, …; see llm/providers.ts).
 import type { z } from 'zod';
-import { zod } from './zod.js';
+import { optionalText, section, text, zod } from './zod.js';
 
 export const LLM_PROVIDER_TYPES = [
   'openai',
@@ -22,15 +22,6 @@ const positive = (min: number, max?: number) => {
   const base = zod.int({ error }).min(min, { error });
   return max === undefined ? base : base.max(max, { error });
 };
-const text = () =>
-  zod.string({ error: 'expected a string' }).min(1, { error: 'expected a non-empty string' });
-const optionalText = () =>
-  zod
-    .string({ error: 'expected a string or null' })
-    .min(1, { error: 'expected a non-empty string or null' })
-    .nullable();
-const section = <T extends z.ZodRawShape>(shape: T) =>
-  zod.strictObject(shape, { error: 'expected a mapping of keys to values' });
 
 const providerName = zod
   .string()

@@ -3,7 +3,7 @@
 // once, so a value is judged the same way wherever it came from.
 import { isIP } from 'node:net';
 import type { z } from 'zod';
-import { zod } from './zod.js';
+import { optionalText, section, text, zod } from './zod.js';
 import { LOG_LEVELS } from './levels.js';
 import { llmSchema } from './llm.js';
 
@@ -34,18 +34,6 @@ function intIn(min: number, max?: number) {
 }
 
 const bool = () => zod.boolean({ error: 'expected true or false' });
-
-const text = () =>
-  zod.string({ error: 'expected a string' }).min(1, { error: 'expected a non-empty string' });
-
-const optionalText = () =>
-  zod
-    .string({ error: 'expected a string or null' })
-    .min(1, { error: 'expected a non-empty string or null' })
-    .nullable();
-
-const section = <T extends z.ZodRawShape>(shape: T) =>
-  zod.strictObject(shape, { error: 'expected a mapping of keys to values' });
 
 const stringList = (item: z.ZodString) => zod.array(item, { error: 'expected a list of strings' });
 
