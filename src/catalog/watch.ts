@@ -5,21 +5,17 @@
 // #8), plus a TTL poll as the fallback everywhere. The embedded PGlite has a single session
 // shared through a pool of one, so there the TTL poll is the only mechanism.
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { packagePath } from '../core/package-path.js';
 import type { Database } from '../db/database.js';
 
 export const CATALOG_CHANNEL = 'pgmcp_catalog';
 export const REGISTRY_CHANNEL = 'pgmcp_registry';
 
-export const WATCH_SCRIPT = fileURLToPath(
-  new URL('../../sql/watch/001_event_trigger.sql', import.meta.url),
-);
+export const WATCH_SCRIPT = packagePath('sql/watch/001_event_trigger.sql');
 /** The catalog generation (sql/watch/002_generation.sql), installed with the event trigger. */
-export const GENERATION_SCRIPT = fileURLToPath(
-  new URL('../../sql/watch/002_generation.sql', import.meta.url),
-);
+export const GENERATION_SCRIPT = packagePath('sql/watch/002_generation.sql');
 
 /** Why a reload was asked for: a notification's channel, the TTL, or a (re)connect. */
 export type ChangeReason = 'notify' | 'ttl' | 'reconnect';

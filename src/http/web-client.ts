@@ -5,10 +5,10 @@
 // routes itself) — never the API's, MCP's, health's or discovery paths, whose 404s stay theirs.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import staticFiles from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { packagePath } from '../core/package-path.js';
 
 export const WEB_CSP = [
   "default-src 'none'",
@@ -43,9 +43,9 @@ export interface WebClientOptions {
   logger: Logger;
 }
 
-/** web/dist beside this package (dist/http/ and src/http/ are both two levels down). */
+/** web/dist in this package. */
 export function defaultWebRoot(): string {
-  return fileURLToPath(new URL('../../web/dist/', import.meta.url));
+  return packagePath('web/dist');
 }
 
 const ALWAYS_RESERVED = ['/api', '/health', '/.well-known'];

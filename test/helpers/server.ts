@@ -1,4 +1,4 @@
-// Spawning the BUILT server (bin/pgmcp → dist/) the way users run it, or the conformance fixture
+// Spawning the BUILT server (bin/pgmcp → dist/bundle/) the way users run it, or the conformance fixture
 // server (`pgmcp serve` plus the fixtures, compiled by `npm run conformance:build`), and talking
 // to it over raw HTTP or raw stdio when a test needs to see the wire itself.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -19,8 +19,8 @@ export const FIXTURE_SERVER = join(
   'serve.js',
 );
 
-if (!existsSync(join(REPO_ROOT, 'dist', 'cli', 'main.js'))) {
-  throw new Error('dist/ is missing: run `npm run build` before the e2e suites.');
+if (!existsSync(join(REPO_ROOT, 'dist', 'bundle', 'main.js'))) {
+  throw new Error('dist/bundle/ is missing: run `npm run build` before the e2e suites.');
 }
 
 /**

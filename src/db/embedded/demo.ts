@@ -3,17 +3,16 @@
 // seeds again; the schema comment is the marker that the dataset is complete.
 
 import { readdir, readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { packagePath } from '../../core/package-path.js';
 import type { Connection } from './readiness.js';
 
 export const DEMO_SCHEMA = 'demo';
 /** The schema comment written by sql/demo starts with this. */
 export const DEMO_MARKER = 'pgmcp demo dataset';
 
-// src/db/embedded and dist/db/embedded are both three levels below the package root.
-const DEMO_SQL_DIR = fileURLToPath(new URL('../../../sql/demo/', import.meta.url));
+const DEMO_SQL_DIR = packagePath('sql/demo');
 
 export type DemoSeedResult = 'seeded' | 'present' | 'skipped';
 

@@ -1,14 +1,11 @@
 // Applies the registry's versioned scripts (sql/registry/NNN_*.sql) in ONE transaction: the
 // scripts newer than mcp.schema_version, in order. Re-running is a no-op; a newer script upgrades.
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { AppError, ErrorCodes } from '../../core/errors.js';
+import { packagePath } from '../../core/package-path.js';
 
-/** src/tools/handlers and dist/tools/handlers are both three levels below the package root. */
-export const REGISTRY_SCRIPTS_DIR = fileURLToPath(
-  new URL('../../../sql/registry/', import.meta.url),
-);
+export const REGISTRY_SCRIPTS_DIR = packagePath('sql/registry');
 
 export interface RegistryScript {
   version: number;
@@ -105,7 +102,7 @@ function installError(error: unknown): unknown {
 export const COMPAT_NAMES = ['pgmi'] as const;
 export type CompatName = (typeof COMPAT_NAMES)[number];
 
-const PGMI_SCRIPT = fileURLToPath(new URL('../../../sql/compat/pgmi.sql', import.meta.url));
+const PGMI_SCRIPT = packagePath('sql/compat/pgmi.sql');
 /** The schema comment that marks an `api` schema as pgmcp's own (sql/compat/pgmi.sql). */
 export const PGMI_MARK = 'pgmcp pgmi interface';
 
