@@ -1,14 +1,52 @@
 // The baseline: a bare node:http server that does the least a JSON-RPC endpoint can do —
 // read the POST body, JSON.parse it, answer a small result with the request's id.
 // Forked by run.mjs; reports its port over IPC and exits when the parent goes away.
+//
+// Given a database (run.mjs's `floor` variant), it also answers tools/call the least a server
+// that runs SQL over HTTP can: the arguments' query and params through a pg.Pool, the rows as
+// JSON, no session, no checks. Its CPU per call is the floor of any such server on the machine.
 import http from 'node:http';
+import pg from 'pg';
 
 // run.mjs may hand over pgmcp's tools/list result: the echo then answers tools/list with
 // those same bytes, so a baseline with the same payload size can be measured too.
 let toolsListResult = null;
+let pool = null;
 process.on('message', (m) => {
   if (m?.type === 'tools-list') toolsListResult = JSON.stringify(m.result);
+  if (m?.type === 'database' && pool === null) {
+    pool = new pg.Pool({ connectionString: m.url, max: m.poolSize });
+    pool.on('error', () => undefined);
+  }
 });
+
+function send(res, status, out) {
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(out),
+  });
+  res.end(out);
+}
+
+/** tools/call: the lookup through the pool, answered as {structuredContent: {rows}}. */
+function call(res, id, args) {
+  pool.query({ text: args?.query, values: args?.params ?? [], rowMode: 'array' }).then(
+    (result) => {
+      const rows = JSON.stringify(result.rows);
+      send(
+        res,
+        200,
+        `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":${JSON.stringify(rows)}}],"structuredContent":{"rows":${rows}}}}`,
+      );
+    },
+    (error) =>
+      send(
+        res,
+        200,
+        `{"jsonrpc":"2.0","id":${id},"error":{"code":-32603,"message":${JSON.stringify(String(error?.message))}}}`,
+      ),
+  );
+}
 
 const server = http.createServer((req, res) => {
   if (req.method !== 'POST') {
@@ -30,15 +68,15 @@ const server = http.createServer((req, res) => {
       return;
     }
     const id = JSON.stringify(message?.id ?? null);
+    if (message?.method === 'tools/call' && pool !== null) {
+      call(res, id, message.params?.arguments);
+      return;
+    }
     const out =
       message?.method === 'tools/list' && toolsListResult !== null
         ? `{"jsonrpc":"2.0","id":${id},"result":${toolsListResult}}`
         : `{"jsonrpc":"2.0","id":${id},"result":{}}`;
-    res.writeHead(200, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(out),
-    });
-    res.end(out);
+    send(res, 200, out);
   });
 });
 // Same idle keep-alive as Fastify's default, so neither side closes sockets mid-cell.

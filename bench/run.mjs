@@ -9,7 +9,7 @@
 //   BENCH_ROUNDS           rounds over all cells, order reversed every other round (default 2)
 //   BENCH_CONCURRENCY      comma list (default 1,8,32)
 //   BENCH_ONLY             comma list of variant keys (echo,echo-list,ping,list,list-modern,
-//                          call,call-auth,raw,raw-tx,routine,raw-routine,handler)
+//                          call,call-auth,raw,floor,raw-tx,routine,raw-routine,handler)
 //   BENCH_VALIDATE_EVERY   parse and check every Nth HTTP answer in full (default 8; 1 = all)
 //   BENCH_DATABASE_URL     default postgres://postgres@127.0.0.1:5432/test
 //   BENCH_PROFILE=1        run pgmcp under --cpu-prof and print where its time went
@@ -146,6 +146,15 @@ const VARIANTS = [
     auth: true,
   },
   { key: 'raw', label: `raw pg.Pool(${POOL_SIZE}) same lookup`, kind: 'pg', mode: 'plain' },
+  {
+    // The same tools/call request, answered by the echo server through pg.Pool with nothing
+    // else (bench/echo-server.mjs): the least CPU any server doing HTTP + this SQL costs here.
+    key: 'floor',
+    label: `bare node:http + pg.Pool(${POOL_SIZE}) lookup`,
+    kind: 'http',
+    server: 'echo',
+    op: 'tools/call',
+  },
   {
     key: 'routine',
     label: 'pgmcp tools/call kv_get (@mcp STABLE fn)',
@@ -407,7 +416,11 @@ function machineBusyTicks() {
 }
 
 /** PostgreSQL backends opened by this bench (pgmcp's pool and the raw pools), by application_name. */
-const APP_NAMES = { server: 'pgmcp-bench-server', raw: 'pgmcp-bench-raw' };
+const APP_NAMES = {
+  server: 'pgmcp-bench-server',
+  raw: 'pgmcp-bench-raw',
+  floor: 'pgmcp-bench-floor',
+};
 
 // ---- database fixture ---------------------------------------------------------------------
 
@@ -592,6 +605,10 @@ async function main() {
     signal: AbortSignal.timeout(10_000),
   }).then((r) => r.json());
   echo.child.send({ type: 'tools-list', result: listed.result });
+  if (variants.some((v) => v.key === 'floor')) {
+    const url = withAppName(databaseUrl, APP_NAMES.floor);
+    echo.child.send({ type: 'database', url, poolSize: POOL_SIZE });
+  }
 
   const warmupMs = Math.round(warmupSeconds * 1000);
   const durationMs = Math.round(measureSeconds * 1000);
@@ -655,7 +672,7 @@ async function main() {
   const ourBackends = async () =>
     (
       await monitor.query('select pid from pg_stat_activity where application_name = any($1)', [
-        [APP_NAMES.server, APP_NAMES.raw],
+        [APP_NAMES.server, APP_NAMES.raw, APP_NAMES.floor],
       ])
     ).rows.map((r) => r.pid);
   const snapshot = (pids) => ({
@@ -978,6 +995,25 @@ async function main() {
       row('  srv µs ping / echo', pingRatio);
       ratios.pingVsEchoServerCpu = pingRatio;
     }
+    if (has('floor')) {
+      // HTTP + the lookup through pg.Pool and nothing else: no server doing both can go lower.
+      const floorRatio = {};
+      const callVsFloor = {};
+      for (const c of concurrencies) {
+        floorRatio[c] = ratio('floor', 'echo', c, 'serverCpuUsPerReq');
+        callVsFloor[c] = ratio('call', 'floor', c, 'serverCpuUsPerReq');
+      }
+      row('  srv µs floor (HTTP + pg.Pool) / echo', floorRatio);
+      row('  srv µs tools/call / floor', callVsFloor);
+      ratios.floorVsEchoServerCpu = floorRatio;
+      ratios.callVsFloorServerCpu = callVsFloor;
+    }
+  }
+  if (has('call') && has('floor')) {
+    const r = {};
+    for (const c of concurrencies) r[c] = ratio('call', 'floor', c, 'postgresCpuUsPerReq');
+    row('pg µs tools/call / floor (same SQL from a bare server)', r);
+    ratios.callVsFloorPostgresCpu = r;
   }
   if (has('routine') && has('call')) {
     const r = {};
