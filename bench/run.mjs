@@ -434,7 +434,29 @@ async function withClient(work) {
   }
 }
 
+// One bench run per database at a time: the fixture's schema name is fixed, and a second run
+// would drop and refill it under the first. A session-level advisory lock, held on a connection
+// of its own until the run ends, says so instead.
+let fixtureLock = null;
+
+async function lockFixture() {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
+  await client.connect();
+  const { rows } = await client.query(
+    `select pg_try_advisory_lock(hashtext('pgmcp bench ' || $1)) as locked`,
+    [KV_SCHEMA],
+  );
+  if (!rows[0].locked) {
+    await client.end().catch(() => undefined);
+    throw new Error(
+      `another bench run is using schema ${KV_SCHEMA} in this database: wait for it, or point BENCH_DATABASE_URL at another database`,
+    );
+  }
+  fixtureLock = client;
+}
+
 async function createFixture() {
+  await lockFixture();
   return withClient(async (client) => {
     await client.query(`drop schema if exists ${KV_SCHEMA} cascade`);
     await client.query(`create schema ${KV_SCHEMA}`);
@@ -519,8 +541,10 @@ END`;
   ]);
 }
 
-const dropFixture = () =>
-  withClient(async (client) => {
+const dropFixture = async () => {
+  // Only the run that holds the lock made the fixture, and only it may drop it.
+  if (fixtureLock === null) return;
+  await withClient(async (client) => {
     if (registry?.ownSchema) await client.query('drop schema if exists mcp cascade');
     else if (registry) {
       await client.query("select mcp.drop_handler('tool', $1)", [KV_HANDLER]);
@@ -529,6 +553,9 @@ const dropFixture = () =>
   }).catch((error) =>
     console.error(`could not drop schema ${KV_SCHEMA} or the bench's handler: ${error.message}`),
   );
+  await fixtureLock.end().catch(() => undefined);
+  fixtureLock = null;
+};
 
 // ---- MCP legacy session -------------------------------------------------------------------
 
