@@ -4,7 +4,7 @@
 //
 // Given a database (run.mjs's `floor` variant), it also answers tools/call the least a server
 // that runs SQL over HTTP can: the arguments' query and params through a pg.Pool, the rows as
-// JSON, no session, no checks. Its CPU per call is the floor of any such server on the machine.
+// JSON, no session, no checks: a bare reference for what HTTP and this SQL cost on the machine.
 import http from 'node:http';
 import pg from 'pg';
 
@@ -17,6 +17,7 @@ process.on('message', (m) => {
   if (m?.type === 'database' && pool === null) {
     pool = new pg.Pool({ connectionString: m.url, max: m.poolSize });
     pool.on('error', () => undefined);
+    process.send?.({ type: 'database-ready' });
   }
 });
 
@@ -68,8 +69,12 @@ const server = http.createServer((req, res) => {
       return;
     }
     const id = JSON.stringify(message?.id ?? null);
-    if (message?.method === 'tools/call' && pool !== null) {
-      call(res, id, message.params?.arguments);
+    if (message?.method === 'tools/call') {
+      if (pool !== null) call(res, id, message.params?.arguments);
+      else {
+        const error = '{"code":-32601,"message":"tools/call: the echo server has no database"}';
+        send(res, 200, `{"jsonrpc":"2.0","id":${id},"error":${error}}`);
+      }
       return;
     }
     const out =

@@ -148,7 +148,7 @@ const VARIANTS = [
   { key: 'raw', label: `raw pg.Pool(${POOL_SIZE}) same lookup`, kind: 'pg', mode: 'plain' },
   {
     // The same tools/call request, answered by the echo server through pg.Pool with nothing
-    // else (bench/echo-server.mjs): the least CPU any server doing HTTP + this SQL costs here.
+    // else (bench/echo-server.mjs): a bare reference for HTTP + this SQL on this machine.
     key: 'floor',
     label: `bare node:http + pg.Pool(${POOL_SIZE}) lookup`,
     kind: 'http',
@@ -577,7 +577,7 @@ const pad = (text, width, left = false) =>
 // ---- main ---------------------------------------------------------------------------------
 
 async function main() {
-  if (!existsSync(path.join(root, 'dist', 'cli', 'main.js'))) {
+  if (!existsSync(path.join(root, 'dist', 'bundle', 'main.js'))) {
     throw new Error('dist/ is missing: run `npm run build` first (npm run bench does).');
   }
   if (variants.length === 0 || concurrencies.length === 0) {
@@ -634,7 +634,16 @@ async function main() {
   echo.child.send({ type: 'tools-list', result: listed.result });
   if (variants.some((v) => v.key === 'floor')) {
     const url = withAppName(databaseUrl, APP_NAMES.floor);
+    const opened = new Promise((resolve) => {
+      const onMessage = (m) => {
+        if (m?.type !== 'database-ready') return;
+        echo.child.off('message', onMessage);
+        resolve();
+      };
+      echo.child.on('message', onMessage);
+    });
     echo.child.send({ type: 'database', url, poolSize: POOL_SIZE });
+    await withTimeout(opened, START_TIMEOUT_MS, 'echo server database pool');
   }
 
   const warmupMs = Math.round(warmupSeconds * 1000);
@@ -1022,25 +1031,31 @@ async function main() {
       row('  srv µs ping / echo', pingRatio);
       ratios.pingVsEchoServerCpu = pingRatio;
     }
-    if (has('floor')) {
-      // HTTP + the lookup through pg.Pool and nothing else: no server doing both can go lower.
-      const floorRatio = {};
-      const callVsFloor = {};
-      for (const c of concurrencies) {
-        floorRatio[c] = ratio('floor', 'echo', c, 'serverCpuUsPerReq');
-        callVsFloor[c] = ratio('call', 'floor', c, 'serverCpuUsPerReq');
-      }
-      row('  srv µs floor (HTTP + pg.Pool) / echo', floorRatio);
-      row('  srv µs tools/call / floor', callVsFloor);
-      ratios.floorVsEchoServerCpu = floorRatio;
-      ratios.callVsFloorServerCpu = callVsFloor;
-    }
+  }
+  // The floor: a bare reference server answering the call with HTTP and pg.Pool and nothing else.
+  if (has('floor') && has('echo')) {
+    const floorRatio = {};
+    for (const c of concurrencies) floorRatio[c] = ratio('floor', 'echo', c, 'serverCpuUsPerReq');
+    row('srv µs floor (HTTP + pg.Pool) / echo', floorRatio);
+    ratios.floorVsEchoServerCpu = floorRatio;
+  }
+  if (has('floor') && has('raw')) {
+    const r = {};
+    for (const c of concurrencies) r[c] = ratio('floor', 'raw', c, 'postgresCpuUsPerReq');
+    row('pg µs floor / raw (the same statement)', r);
+    ratios.floorVsRawPostgresCpu = r;
   }
   if (has('call') && has('floor')) {
-    const r = {};
-    for (const c of concurrencies) r[c] = ratio('call', 'floor', c, 'postgresCpuUsPerReq');
-    row('pg µs tools/call / floor (same SQL from a bare server)', r);
-    ratios.callVsFloorPostgresCpu = r;
+    const srv = {};
+    const pgR = {};
+    for (const c of concurrencies) {
+      srv[c] = ratio('call', 'floor', c, 'serverCpuUsPerReq');
+      pgR[c] = ratio('call', 'floor', c, 'postgresCpuUsPerReq');
+    }
+    row('srv µs tools/call / floor', srv);
+    row('pg µs tools/call / floor', pgR);
+    ratios.callVsFloorServerCpu = srv;
+    ratios.callVsFloorPostgresCpu = pgR;
   }
   if (has('routine') && has('call')) {
     const r = {};

@@ -1,4 +1,4 @@
-// `npm run build`'s second step: dist/bundle/, the program bin/pgmcp runs. tsc's dist/ is ~150
+// `npm run build`'s second step: dist/bundle/, the program bin/pgmcp runs. tsc's dist/ is ~250
 // ES modules and zod ~80 CommonJS files; loading them file by file is a large part of a cold
 // start, and MCP clients spawn a stdio server per session and wait for its first answer
 // (bench/cold-start.mjs). The bundle is the same code in a few files: one for what every command

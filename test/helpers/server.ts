@@ -1,6 +1,6 @@
-// Spawning the BUILT server (bin/pgmcp → dist/bundle/) the way users run it, or the conformance fixture
-// server (`pgmcp serve` plus the fixtures, compiled by `npm run conformance:build`), and talking
-// to it over raw HTTP or raw stdio when a test needs to see the wire itself.
+// Spawning the BUILT server (bin/pgmcp → dist/bundle/) the way users run it, or the conformance
+// fixture server (`pgmcp serve` plus the fixtures, compiled by `npm run conformance:build`), and
+// talking to it over raw HTTP or raw stdio when a test needs to see the wire itself.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { existsSync } from 'node:fs';
