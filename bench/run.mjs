@@ -33,7 +33,14 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { summarizeProfile } from './profile-summary.mjs';
-import { KV_HANDLER, KV_ROWS, KV_SCHEMA, MODERN_VERSION, openLegacySession } from './shared.mjs';
+import {
+  KV_HANDLER,
+  KV_ROWS,
+  KV_SCHEMA,
+  MODERN_VERSION,
+  lockFixture,
+  openLegacySession,
+} from './shared.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -439,24 +446,8 @@ async function withClient(work) {
 // of its own until the run ends, says so instead.
 let fixtureLock = null;
 
-async function lockFixture() {
-  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
-  await client.connect();
-  const { rows } = await client.query(
-    `select pg_try_advisory_lock(hashtext('pgmcp bench ' || $1)) as locked`,
-    [KV_SCHEMA],
-  );
-  if (!rows[0].locked) {
-    await client.end().catch(() => undefined);
-    throw new Error(
-      `another bench run is using schema ${KV_SCHEMA} in this database: wait for it, or point BENCH_DATABASE_URL at another database`,
-    );
-  }
-  fixtureLock = client;
-}
-
 async function createFixture() {
-  await lockFixture();
+  fixtureLock = await lockFixture(databaseUrl);
   return withClient(async (client) => {
     await client.query(`drop schema if exists ${KV_SCHEMA} cascade`);
     await client.query(`create schema ${KV_SCHEMA}`);

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { KV_ROWS, KV_SCHEMA, KV_SQL } from './shared.mjs';
+import { KV_ROWS, KV_SCHEMA, KV_SQL, lockFixture } from './shared.mjs';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
@@ -228,6 +228,8 @@ const median = (v) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
+// The fixture schema is shared with run.mjs: one script per database at a time.
+const fixtureLock = await lockFixture(url);
 const monitor = new pg.Client({ connectionString: url });
 await monitor.connect();
 const { rows } = await monitor.query(
@@ -272,3 +274,4 @@ for (const o of chosen) {
 }
 if (created) await monitor.query(`drop schema ${KV_SCHEMA} cascade`);
 await monitor.end();
+await fixtureLock.end();

@@ -1,4 +1,6 @@
-// Constants and helpers shared by the bench scripts (run.mjs, loadgen.mjs, embedded-policy.mjs).
+// Constants and helpers shared by the bench scripts (run.mjs, loadgen.mjs, embedded-policy.mjs,
+// settings-options.mjs).
+import pg from 'pg';
 
 /** Rows in pgmcp_bench.bench_kv: id 1..KV_ROWS, val 'value-<id>'. */
 export const KV_ROWS = 10_000;
@@ -61,4 +63,26 @@ export async function openLegacySession(url, extra = {}) {
     throw new Error(`notifications/initialized answered HTTP ${initialized.status}, expected 202`);
   }
   return headers;
+}
+
+/**
+ * One script per database at a time may use the fixture schema (its name is fixed: a second
+ * run would drop and refill it under the first). Takes a session-level advisory lock on a
+ * connection of its own and returns that connection: the lock is held until it is ended.
+ * Throws, saying so, when another run holds it.
+ */
+export async function lockFixture(databaseUrl) {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
+  await client.connect();
+  const { rows } = await client.query(
+    `select pg_try_advisory_lock(hashtext('pgmcp bench ' || $1)) as locked`,
+    [KV_SCHEMA],
+  );
+  if (!rows[0].locked) {
+    await client.end().catch(() => undefined);
+    throw new Error(
+      `another bench run is using schema ${KV_SCHEMA} in this database: wait for it, or point BENCH_DATABASE_URL at another database`,
+    );
+  }
+  return client;
 }
