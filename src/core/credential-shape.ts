@@ -13,11 +13,30 @@ const CREDENTIAL_SHAPES: readonly RegExp[] = [
   /\bpassword\s+'[^']/i,
 ];
 
-/** Whether a value reads like a credential (checked on every string a tool answers with). */
+// bytea as PostgreSQL writes it in text and JSON (`\x` and hex pairs): inside an array, a
+// composite, a record's text or a jsonb document a bytea value arrives in this form, not as bytes.
+const BYTEA_HEX = /\\x((?:[0-9a-fA-F]{2}){4,})/g;
+
+/**
+ * Whether a value reads like a credential (checked on every string a tool answers with): as
+ * text, or as the bytes of the bytea hex text in it.
+ */
 export function looksLikeCredential(value: string): boolean {
   // Cheap first: most values hold none of the markers.
-  if (!/scram|md5|password/i.test(value)) return false;
-  return CREDENTIAL_SHAPES.some((re) => re.test(value));
+  if (/scram|md5|password/i.test(value) && CREDENTIAL_SHAPES.some((re) => re.test(value))) {
+    return true;
+  }
+  return byteaHexLooksLikeCredential(value);
+}
+
+/** Whether a value holds bytea hex text (`\x5343…`) whose bytes read like a credential. */
+function byteaHexLooksLikeCredential(value: string): boolean {
+  // Cheap first: most values hold no `\x` at all.
+  if (!value.includes('\\x')) return false;
+  for (const match of value.matchAll(BYTEA_HEX)) {
+    if (looksLikeCredential(Buffer.from(match[1]!, 'hex').toString('latin1'))) return true;
+  }
+  return false;
 }
 
 /** Catalog text (a comment, a default, a definition) with a credential in it, withheld whole. */

@@ -54,6 +54,31 @@ describe('screenValue', () => {
     expect(tally.count).toBe(3);
   });
 
+  it('judges bytea hex text by its bytes: bytea[] elements, composites, jsonb members', () => {
+    const hex = (text: string): string => `\\x${Buffer.from(text, 'latin1').toString('hex')}`;
+    const tally: Tally = { count: 0 };
+    // A bytea[] or a bytea inside a composite comes back through to_json as hex text.
+    expect(screenValue([hex(SCRAM), '\\x0102', hex('plain text')], tally)).toEqual([
+      WITHHELD,
+      '\\x0102',
+      hex('plain text'),
+    ]);
+    // A record's text form quotes the bytea with its backslash doubled.
+    expect(screenValue(`(alice,"\\${hex(MD5)}")`, tally)).toBe(WITHHELD);
+    // jsonb text: the member alone is withheld, the rest written out again.
+    const doc = JSON.stringify({ name: 'bob', raw: hex('host=db password=hunter2') });
+    expect(JSON.parse(screenValue(doc, tally))).toEqual({ name: 'bob', raw: WITHHELD });
+    expect(tally.count).toBe(3);
+    // Hex that decodes to nothing of the kind, and a lone `\x`, pass.
+    const plain: Tally = { count: 0 };
+    expect(screenValue(['C:\\x86\\bin', hex('md5 of the file'), '\\xzz'], plain)).toEqual([
+      'C:\\x86\\bin',
+      hex('md5 of the file'),
+      '\\xzz',
+    ]);
+    expect(plain.count).toBe(0);
+  });
+
   it('withholds an object whose key reads like a credential', () => {
     const tally: Tally = { count: 0 };
     expect(screenValue({ outer: { [MD5]: true } }, tally)).toEqual({ outer: WITHHELD });

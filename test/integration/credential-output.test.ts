@@ -69,6 +69,15 @@ CREATE FUNCTION cred.role_bytes(r text) RETURNS bytea
 LANGUAGE sql STABLE AS $$ SELECT convert_to(cred.hash_of(r), 'UTF8') $$;
 COMMENT ON FUNCTION cred.role_bytes(text) IS '@mcp A role''s hash as bytes';
 
+CREATE FUNCTION cred.role_byte_list(r text) RETURNS bytea[]
+LANGUAGE sql STABLE AS $$ SELECT ARRAY[convert_to(cred.hash_of(r), 'UTF8'), '\\x0102'::bytea] $$;
+COMMENT ON FUNCTION cred.role_byte_list(text) IS '@mcp A role''s hash in a bytea array';
+
+CREATE TYPE cred.role_pair AS (name text, hash bytea);
+CREATE FUNCTION cred.role_pairs(r text) RETURNS cred.role_pair[]
+LANGUAGE sql STABLE AS $$ SELECT ARRAY[ROW(r, convert_to(cred.hash_of(r), 'UTF8'))::cred.role_pair] $$;
+COMMENT ON FUNCTION cred.role_pairs(text) IS '@mcp A role and its hash as bytes, in a composite';
+
 CREATE FUNCTION cred.raise_hash(r text) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -238,6 +247,14 @@ describe.skipIf(!info)('the output screen on routines and registry handlers', ()
 
       const bytes = await routine('role_bytes').call({ r: scram }, ctx());
       expect(bytes.structuredContent).toEqual({ value: WITHHELD });
+
+      // Inside an array or a composite, bytea travels as hex text: judged by its bytes too.
+      const list = await routine('role_byte_list').call({ r: md5 }, ctx());
+      expect(list.structuredContent).toEqual({ value: [WITHHELD, '\\x0102'] });
+      expect(textsOf(list)[1]).toMatch(NOTE(1));
+      const pairs = await routine('role_pairs').call({ r: scram }, ctx());
+      expect(pairs.structuredContent).toEqual({ value: [{ name: scram, hash: WITHHELD }] });
+      expect(JSON.stringify(pairs)).not.toMatch(/\\\\x[0-9a-f]{16}/);
     });
 
     it('withholds a hash an error carries', async () => {
