@@ -113,6 +113,21 @@ BEGIN
     (request).request_id, false,
     jsonb_build_object('name', r, 'hash', cred.hash_of(r), 'list', jsonb_build_array(cred.hash_of(r), 1)));
 END $body$);
+-- Metadata written from the hash at registration: what tools/list and prompts/list show.
+SELECT mcp.create_or_replace_handler(
+  jsonb_build_object('type', 'tool', 'name', 'leaky_meta', 'requiresAuth', false,
+    'description', E'Looks up a role.\\nadmin hash: ' || cred.hash_of('${prefix}_scram'),
+    'inputSchema', jsonb_build_object('type', 'object', 'properties', jsonb_build_object('role',
+      jsonb_build_object('type', 'string', 'default', cred.hash_of('${prefix}_md5')))),
+    'tags', jsonb_build_array('roles', cred.hash_of('${prefix}_md5'))),
+  $body$ BEGIN RETURN mcp.tool_result(jsonb_build_array(mcp.text('ok')), (request).request_id, false, '{}'); END $body$);
+SELECT mcp.create_or_replace_handler(
+  jsonb_build_object('type', 'prompt', 'name', 'leaky_prompt', 'requiresAuth', false,
+    'description', cred.hash_of('${prefix}_md5'),
+    'arguments', jsonb_build_array(jsonb_build_object('name', 'role', 'required', true,
+      'description', 'for example ' || cred.hash_of('${prefix}_scram')))),
+  $body$ BEGIN RETURN mcp.prompt_result(jsonb_build_array(
+    jsonb_build_object('role', 'user', 'content', mcp.text('hello'))), (request).request_id, 'hi'); END $body$);
 SELECT mcp.create_or_replace_handler(
   '{"type":"tool","name":"plain_tool","requiresAuth":false,"inputSchema":{"type":"object"}}',
   $body$ BEGIN RETURN mcp.tool_result(jsonb_build_array(mcp.text('password reset requested')),
@@ -360,6 +375,24 @@ describe.skipIf(!info)('the output screen on routines and registry handlers', ()
         { role: 'assistant', content: { type: 'text', text: WITHHELD } },
       ]);
       expect(got.description).toMatch(/^About a role\n1 value withheld as \[credential withheld\]/);
+    });
+
+    it('withholds what reads like a credential in the metadata the lists show', () => {
+      const tool = handlerTool('leaky_meta');
+      expect(tool.description).toBe(`Looks up a role.\n${WITHHELD}`);
+      expect(tool.inputSchema).toEqual({
+        type: 'object',
+        properties: { role: { type: 'string', default: WITHHELD } },
+      });
+      expect(tool.tags).toEqual([WITHHELD, 'roles']);
+      const prompt = handlers.prompts.find((p) => p.name === 'leaky_prompt')!;
+      expect(prompt.description).toBe(WITHHELD);
+      expect(prompt.arguments).toEqual([
+        expect.objectContaining({ name: 'role', description: WITHHELD }),
+      ]);
+      expect(JSON.stringify([tool, prompt])).not.toMatch(HASH);
+      // Metadata with nothing to withhold is served as registered.
+      expect(handlerTool('plain_tool').inputSchema).toEqual({ type: 'object' });
     });
 
     it('returns an ordinary result unchanged', async () => {

@@ -7,6 +7,11 @@ import type { Registry } from '../registry.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import { DETECT_PGMI_SQL, loadPgmiHandlers } from './pgmi.js';
 import { promptSpec, resourceFrom, templateSpec, toolSpec } from './handler-specs.js';
+import {
+  screenPromptMetadata,
+  screenResourceMetadata,
+  screenToolMetadata,
+} from './metadata-screen.js';
 import type { HandlerRow, RegistryHandlerOptions } from './types.js';
 
 export interface LoadedHandlers {
@@ -62,7 +67,7 @@ export async function loadRegistryHandlers(
       return (await client.query<HandlerRow>(LOAD_SQL)).rows;
     },
   );
-  if (rows === 'pgmi') return loadPgmiHandlers(db, options);
+  if (rows === 'pgmi') return screenMetadata(await loadPgmiHandlers(db, options));
   if (!rows) return loaded;
   loaded.installed = true;
   for (const row of rows) {
@@ -71,7 +76,18 @@ export async function loadRegistryHandlers(
     else if (row.uri_template?.includes('{')) loaded.templates.push(templateSpec(db, options, row));
     else resourceFrom(db, options, row, loaded.resources);
   }
-  return loaded;
+  return screenMetadata(loaded);
+}
+
+/** What the handlers show in the lists, screened for credentials (metadata-screen.ts). */
+function screenMetadata(loaded: LoadedHandlers): LoadedHandlers {
+  return {
+    ...loaded,
+    tools: loaded.tools.map(screenToolMetadata),
+    resources: loaded.resources.map(screenResourceMetadata),
+    templates: loaded.templates.map(screenResourceMetadata),
+    prompts: loaded.prompts.map(screenPromptMetadata),
+  };
 }
 
 /**
