@@ -13,10 +13,6 @@ const CREDENTIAL_SHAPES: readonly RegExp[] = [
   /\bpassword\s+'[^']/i,
 ];
 
-// bytea as PostgreSQL writes it in text and JSON (`\x` and hex pairs): inside an array, a
-// composite, a record's text or a jsonb document a bytea value arrives in this form, not as bytes.
-const BYTEA_HEX = /\\x((?:[0-9a-fA-F]{2}){4,})/g;
-
 /**
  * Whether a value reads like a credential (checked on every string a tool answers with): as
  * text, or as the bytes of the bytea hex text in it.
@@ -29,12 +25,29 @@ export function looksLikeCredential(value: string): boolean {
   return byteaHexLooksLikeCredential(value);
 }
 
-/** Whether a value holds bytea hex text (`\x5343…`) whose bytes read like a credential. */
+const isHexDigit = (code: number): boolean =>
+  (code >= 48 && code <= 57) || (code >= 97 && code <= 102) || (code >= 65 && code <= 70);
+
+/**
+ * Whether a value holds bytea hex text whose bytes read like a credential: bytea as PostgreSQL
+ * writes it in text and JSON (`\x` and hex pairs), the form it takes inside an array, a
+ * composite, a record's text or a jsonb document. A scan, not a regular expression: a value
+ * can be megabytes of hex.
+ */
 function byteaHexLooksLikeCredential(value: string): boolean {
   // Cheap first: most values hold no `\x` at all.
-  if (!value.includes('\\x')) return false;
-  for (const match of value.matchAll(BYTEA_HEX)) {
-    if (looksLikeCredential(Buffer.from(match[1]!, 'hex').toString('latin1'))) return true;
+  let at = value.indexOf('\\x');
+  while (at !== -1) {
+    const start = at + 2;
+    let end = start;
+    while (end < value.length && isHexDigit(value.charCodeAt(end))) end++;
+    // Four bytes at least: nothing shorter reads like a credential.
+    const digits = (end - start) & ~1;
+    if (digits >= 8) {
+      const bytes = Buffer.from(value.slice(start, start + digits), 'hex').toString('latin1');
+      if (looksLikeCredential(bytes)) return true;
+    }
+    at = value.indexOf('\\x', end);
   }
   return false;
 }

@@ -175,6 +175,9 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
     let handlers: LoadedHandlers | null = null;
     try {
       handlers = await loadRegistryHandlers(db, options.handlers);
+      for (const { what, error } of handlers.skipped ?? []) {
+        logger.warn({ err: { message: error.message } }, `registry handler ${what} not served`);
+      }
     } catch (error) {
       logger.warn(
         { err: { message: (error as Error).message } },

@@ -79,6 +79,15 @@ describe('screenValue', () => {
     expect(plain.count).toBe(0);
   });
 
+  it('scans megabytes of bytea hex without failing', () => {
+    const big = `\\x${'00'.repeat(6_000_000)}${Buffer.from(MD5).toString('hex')}`;
+    const tally: Tally = { count: 0 };
+    expect(screenValue([big], tally)).toEqual([WITHHELD]);
+    const plain = `\\x${'ab'.repeat(6_000_000)}`;
+    expect(screenValue(plain, tally)).toBe(plain);
+    expect(tally.count).toBe(1);
+  });
+
   it('withholds an object whose key reads like a credential', () => {
     const tally: Tally = { count: 0 };
     expect(screenValue({ outer: { [MD5]: true } }, tally)).toEqual({ outer: WITHHELD });

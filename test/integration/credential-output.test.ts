@@ -122,6 +122,11 @@ SELECT mcp.create_or_replace_handler(
     'tags', jsonb_build_array('roles', cred.hash_of('${prefix}_md5'))),
   $body$ BEGIN RETURN mcp.tool_result(jsonb_build_array(mcp.text('ok')), (request).request_id, false, '{}'); END $body$);
 SELECT mcp.create_or_replace_handler(
+  jsonb_build_object('type', 'tool', 'name', 'leaky_enum', 'requiresAuth', false,
+    'inputSchema', jsonb_build_object('type', 'object', 'properties', jsonb_build_object('hash',
+      jsonb_build_object('type', 'string', 'enum', jsonb_build_array(cred.hash_of('${prefix}_md5')))))),
+  $body$ BEGIN RETURN mcp.tool_result(jsonb_build_array(mcp.text('ok')), (request).request_id, false, '{}'); END $body$);
+SELECT mcp.create_or_replace_handler(
   jsonb_build_object('type', 'prompt', 'name', 'leaky_prompt', 'requiresAuth', false,
     'description', cred.hash_of('${prefix}_md5'),
     'arguments', jsonb_build_array(jsonb_build_object('name', 'role', 'required', true,
@@ -391,6 +396,16 @@ describe.skipIf(!info)('the output screen on routines and registry handlers', ()
         expect.objectContaining({ name: 'role', description: WITHHELD }),
       ]);
       expect(JSON.stringify([tool, prompt])).not.toMatch(HASH);
+      // A hash that decides which arguments are accepted cannot be withheld: not served.
+      expect(handlers.tools.find((t) => t.name === 'leaky_enum')).toBeUndefined();
+      expect(handlers.skipped).toEqual([
+        {
+          what: 'tool leaky_enum',
+          error: expect.objectContaining({
+            message: expect.stringMatching(/^its input schema reads like a credential/),
+          }),
+        },
+      ]);
       // Metadata with nothing to withhold is served as registered.
       expect(handlerTool('plain_tool').inputSchema).toEqual({ type: 'object' });
     });

@@ -22,6 +22,8 @@ export interface LoadedHandlers {
   resources: ResourceSpec[];
   templates: ResourceTemplateSpec[];
   prompts: PromptSpec[];
+  /** Handlers left out, each with why (metadata that reads like a credential: metadata-screen.ts). */
+  skipped?: { what: string; error: Error }[];
 }
 
 const LOAD_SQL = `SELECT id::text, type, name, description, input_schema, output_schema, uri_template,
@@ -79,15 +81,32 @@ export async function loadRegistryHandlers(
   return screenMetadata(loaded);
 }
 
-/** What the handlers show in the lists, screened for credentials (metadata-screen.ts). */
+/**
+ * What the handlers show in the lists, screened for credentials (metadata-screen.ts); a handler
+ * whose metadata cannot be served is left out and listed in `skipped`.
+ */
 function screenMetadata(loaded: LoadedHandlers): LoadedHandlers {
-  return {
-    ...loaded,
-    tools: loaded.tools.map(screenToolMetadata),
-    resources: loaded.resources.map(screenResourceMetadata),
-    templates: loaded.templates.map(screenResourceMetadata),
-    prompts: loaded.prompts.map(screenPromptMetadata),
+  const skipped: { what: string; error: Error }[] = [...(loaded.skipped ?? [])];
+  const screenAll = <T>(items: T[], screen: (item: T) => T, what: (item: T) => string): T[] => {
+    const out: T[] = [];
+    for (const item of items) {
+      try {
+        out.push(screen(item));
+      } catch (error) {
+        skipped.push({ what: what(item), error: error as Error });
+      }
+    }
+    return out;
   };
+  const screened: LoadedHandlers = {
+    ...loaded,
+    tools: screenAll(loaded.tools, screenToolMetadata, (t) => `tool ${t.name}`),
+    resources: screenAll(loaded.resources, screenResourceMetadata, (r) => `resource ${r.name}`),
+    templates: screenAll(loaded.templates, screenResourceMetadata, (t) => `resource ${t.name}`),
+    prompts: screenAll(loaded.prompts, screenPromptMetadata, (p) => `prompt ${p.name}`),
+  };
+  if (skipped.length > 0) screened.skipped = skipped;
+  return screened;
 }
 
 /**
@@ -113,5 +132,6 @@ export function addRegistryHandlers(
   for (const t of loaded.templates)
     tryAdd(`resource template ${t.uriTemplate}`, () => registry.addTemplate(t));
   for (const p of loaded.prompts) tryAdd(`prompt ${p.name}`, () => registry.addPrompt(p));
+  for (const { what, error } of loaded.skipped ?? []) onSkip(what, error);
   return added;
 }

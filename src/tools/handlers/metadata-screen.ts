@@ -1,9 +1,12 @@
 // What a registry handler shows before it is ever called — its description, title, schemas and
 // prompt arguments, written at registration by whoever registered it — goes into tools/list,
 // resources/list and prompts/list, and so to the model. It is screened once, at load, like the
-// catalog's comments: a line of a description that reads like a credential is withheld, and so
-// is any string inside a schema (a default, an example, an enum value) and a tag.
-import { WITHHELD, withholdCredential } from '../../core/credential-shape.js';
+// catalog's comments. What is only shown (a description line, a schema's `title`, `description`,
+// `default`, `examples`, a tag) is withheld where it reads like a credential. What also decides
+// which arguments are accepted (an `enum` value, a `const`, a `pattern`, a property or argument
+// name) cannot be changed without changing the handler: such a handler is not served at all.
+import { AppError, ErrorCodes } from '../../core/errors.js';
+import { looksLikeCredential, withholdCredential } from '../../core/credential-shape.js';
 import type { JsonSchema } from '../../core/json-schema.js';
 import type {
   PromptArgumentSpec,
@@ -21,42 +24,76 @@ function screenText(text: string): string {
   return screened.some((line, i) => line !== lines[i]) ? screened.join('\n') : text;
 }
 
-function screenOptional(text: string | undefined): string | undefined {
-  return text === undefined ? undefined : screenText(text);
+/** A shown text screened; anything that is not a string (a pgmi row's null) as it is. */
+function screenShownText<T>(value: T): T {
+  return (typeof value === 'string' ? screenText(value) : value) as T;
+}
+
+/** Schema keywords that only describe: screened in place. */
+const ANNOTATIONS = new Set(['title', 'description', 'default', 'examples', 'example', '$comment']);
+
+function unservable(where: string): AppError {
+  return new AppError(
+    ErrorCodes.CONFIG_INVALID,
+    `its ${where} reads like a credential (a password hash or a connection string with a password); it is not served`,
+    { category: 'config' },
+  );
 }
 
 /**
- * A schema with what reads like a credential withheld. A property name shaped like one withholds
- * its object; when that is the schema itself, what is left is a schema that says so.
+ * A schema with its annotations screened (the same object when nothing changed). Anything else
+ * that reads like a credential — a keyword's value or a property name — throws `unservable`.
  */
-function screenSchema(schema: JsonSchema): JsonSchema {
-  const tally: Tally = { count: 0 };
-  const screened = screenValue(schema, tally);
-  if (typeof screened === 'object' && screened !== null) return screened;
-  return { type: 'object', description: WITHHELD };
+function screenSchemaNode(node: unknown, where: string): unknown {
+  if (typeof node === 'string') {
+    if (looksLikeCredential(node)) throw unservable(where);
+    return node;
+  }
+  if (typeof node !== 'object' || node === null) return node;
+  if (Array.isArray(node)) {
+    let out: unknown[] | null = null;
+    node.forEach((item: unknown, i) => {
+      const screened = screenSchemaNode(item, where);
+      if (screened !== item) (out ??= node.slice())[i] = screened;
+    });
+    return out ?? node;
+  }
+  const record = node as Record<string, unknown>;
+  let out: Record<string, unknown> | null = null;
+  for (const key of Object.keys(record)) {
+    if (looksLikeCredential(key)) throw unservable(where);
+    const value = record[key];
+    const screened = ANNOTATIONS.has(key)
+      ? screenValue(value, { count: 0 } satisfies Tally)
+      : screenSchemaNode(value, where);
+    if (screened !== value) (out ??= { ...record })[key] = screened;
+  }
+  return out ?? node;
 }
 
 function screenList(items: readonly string[]): readonly string[] {
-  const screened = items.map((item) => withholdCredential(item));
+  const screened = items.map((item) => screenShownText(item));
   return screened.some((item, i) => item !== items[i]) ? screened : items;
 }
 
 function screenArguments(args: PromptArgumentSpec[]): PromptArgumentSpec[] {
   let changed = false;
   const out = args.map((arg) => {
-    const name = withholdCredential(arg.name);
-    const description = screenOptional(arg.description);
-    if (name === arg.name && description === arg.description) return arg;
+    if (typeof arg?.name === 'string' && looksLikeCredential(arg.name)) {
+      throw unservable('argument name');
+    }
+    const description = screenShownText(arg?.description);
+    if (description === arg?.description) return arg;
     changed = true;
-    return { ...arg, name, ...(description === undefined ? {} : { description }) };
+    return { ...arg, description };
   });
   return changed ? out : args;
 }
 
 /** The fields every kind of handler shows; the spec itself when none of them changed. */
 function screenShown<T extends { title?: string; description?: string }>(spec: T): T {
-  const title = screenOptional(spec.title);
-  const description = screenOptional(spec.description);
+  const title = screenShownText(spec.title);
+  const description = screenShownText(spec.description);
   if (title === spec.title && description === spec.description) return spec;
   return {
     ...spec,
@@ -65,10 +102,12 @@ function screenShown<T extends { title?: string; description?: string }>(spec: T
   };
 }
 
+/** A tool's metadata screened; throws when its schemas cannot be served (see above). */
 export function screenToolMetadata(spec: ToolSpec): ToolSpec {
   const shown = screenShown(spec);
-  const inputSchema = screenSchema(spec.inputSchema);
-  const outputSchema = spec.outputSchema && screenSchema(spec.outputSchema);
+  const inputSchema = screenSchemaNode(spec.inputSchema, 'input schema') as JsonSchema;
+  const outputSchema =
+    spec.outputSchema && (screenSchemaNode(spec.outputSchema, 'output schema') as JsonSchema);
   const tags = spec.tags && screenList(spec.tags);
   if (
     shown === spec &&
@@ -86,9 +125,10 @@ export function screenToolMetadata(spec: ToolSpec): ToolSpec {
   };
 }
 
+/** A prompt's metadata screened; throws when an argument's name reads like a credential. */
 export function screenPromptMetadata(spec: PromptSpec): PromptSpec {
   const shown = screenShown(spec);
-  const args = spec.arguments && screenArguments(spec.arguments);
+  const args = Array.isArray(spec.arguments) ? screenArguments(spec.arguments) : spec.arguments;
   if (shown === spec && args === spec.arguments) return spec;
   return { ...shown, ...(args ? { arguments: args } : {}) };
 }
