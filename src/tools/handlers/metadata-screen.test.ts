@@ -101,6 +101,14 @@ describe('screenPromptMetadata and screenResourceMetadata', () => {
     );
   });
 
+  it('refuses a handler whose name or URI reads like a credential', () => {
+    const read = async () => ({ contents: [] });
+    expect(() => screenToolMetadata(tool({ name: MD5 }))).toThrow(/^its name reads like/);
+    expect(() => screenResourceMetadata({ uri: `x://${MD5}`, name: 'a', read })).toThrow(
+      /^its URI reads like/,
+    );
+  });
+
   it('withholds a resource description line', () => {
     const read = async () => ({ contents: [] });
     const spec = { uri: 'x://a', name: 'a', description: `one\npassword=hunter2 host=db`, read };

@@ -4,7 +4,8 @@
 // catalog's comments. What is only shown (a description line, a schema's `title`, `description`,
 // `default`, `examples`, a tag) is withheld where it reads like a credential. What also decides
 // which arguments are accepted (an `enum` value, a `const`, a `pattern`, a property or argument
-// name) cannot be changed without changing the handler: such a handler is not served at all.
+// name), and the handler's own name or URI, cannot be changed without changing the handler:
+// such a handler is not served at all.
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import { looksLikeCredential, withholdCredential } from '../../core/credential-shape.js';
 import type { JsonSchema } from '../../core/json-schema.js';
@@ -90,8 +91,21 @@ function screenArguments(args: PromptArgumentSpec[]): PromptArgumentSpec[] {
   return changed ? out : args;
 }
 
-/** The fields every kind of handler shows; the spec itself when none of them changed. */
-function screenShown<T extends { title?: string; description?: string }>(spec: T): T {
+/**
+ * The fields every kind of handler shows; the spec itself when none of them changed. A name or
+ * URI names the handler on every call: one that reads like a credential is not served.
+ */
+function screenShown<
+  T extends { name: string; title?: string; description?: string; uri?: string },
+>(spec: T): T {
+  const template = (spec as { uriTemplate?: unknown }).uriTemplate;
+  for (const [where, value] of [
+    ['name', spec.name],
+    ['URI', spec.uri],
+    ['URI template', template],
+  ] as const) {
+    if (typeof value === 'string' && looksLikeCredential(value)) throw unservable(where);
+  }
   const title = screenShownText(spec.title);
   const description = screenShownText(spec.description);
   if (title === spec.title && description === spec.description) return spec;
