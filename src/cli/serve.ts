@@ -158,7 +158,11 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
   }
   const credentials = await checkCredentials(app.db, auth, logger);
   const mode = config.database.allowWrites ? 'writes allowed' : 'read-only';
-  const clientConfig = { mcpServers: { [app.dispatcher.serverInfo.name]: { type: 'http', url } } };
+  // With authentication required, a configuration without the header would only get 401s.
+  const entry = required
+    ? { type: 'http', url, headers: { Authorization: 'Bearer <token>' } }
+    : { type: 'http', url };
+  const clientConfig = { mcpServers: { [app.dispatcher.serverInfo.name]: entry } };
   process.stdout.write(
     [
       `pgmcp ${VERSION} serving MCP at ${url}`,
@@ -166,7 +170,9 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       '',
       `authentication: ${required ? 'required (bearer token)' : 'off (loopback only)'}`,
       '',
-      'Client configuration (paste into your MCP client):',
+      required
+        ? 'Client configuration (paste into your MCP client, with a token in place of <token>):'
+        : 'Client configuration (paste into your MCP client):',
       JSON.stringify(clientConfig, null, 2),
       '',
       ...(required && credentials === 0

@@ -147,6 +147,21 @@ describe.skipIf(!info)('callers and their identity', () => {
     });
   });
 
+  it('prints a client configuration that carries the bearer header it needs', () => {
+    const out = server.stdout();
+    expect(out).toContain('authentication: required (bearer token)');
+    const config = JSON.parse(out.slice(out.indexOf('{'), out.lastIndexOf('}') + 1)) as {
+      mcpServers: Record<string, unknown>;
+    };
+    expect(Object.values(config.mcpServers)).toEqual([
+      {
+        type: 'http',
+        url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/),
+        headers: { Authorization: 'Bearer <token>' },
+      },
+    ]);
+  });
+
   it('refuses a missing, malformed, forged, revoked or expired token with 401 and a challenge', async () => {
     const forged = `pgmcp_${'A'.repeat(43)}`;
     const cases: [string, Record<string, string>][] = [
