@@ -33,9 +33,11 @@ export async function configFrom(options: CommonOptions): Promise<Config> {
 }
 
 export function fail(error: unknown): never {
-  if (isAppError(error) && (error.category === 'config' || error.category === 'unavailable')) {
+  if (isAppError(error)) {
     process.stderr.write(`pgmcp: ${error.message}\n`);
-    process.exit(error.category === 'config' ? 2 : 1);
+    // 2: what was asked cannot be done as given (a bad value, a bad configuration), as for
+    // command-line usage errors; 1: it failed.
+    process.exit(error.category === 'config' || error.category === 'input' ? 2 : 1);
   }
   process.stderr.write(`pgmcp: ${(error as Error)?.message ?? String(error)}\n`);
   process.exit(1);

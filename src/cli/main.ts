@@ -23,7 +23,10 @@ const authCommands = () => import('./auth-commands.js');
 const program = new Command()
   .name('pgmcp')
   .description('A PostgreSQL server for the Model Context Protocol.')
-  .version(VERSION, '-v, --version');
+  .version(VERSION, '-v, --version')
+  // Usage errors (an unknown option, a value outside its choices, a missing option) exit 2,
+  // like a bad configuration; help and --version exit 0. Subcommands inherit this.
+  .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
 
 defineServe(program.command('serve').description('serve MCP over stdio or Streamable HTTP'));
 

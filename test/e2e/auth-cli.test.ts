@@ -154,7 +154,7 @@ describe('pgmcp token with the embedded state database', () => {
       const flag = await runPgmcp(['user', 'add', 'bob', '--password', 'x', '--data-dir', dir]);
       expect(flag.code).not.toBe(0);
       const empty = await runWithInput(['user', 'add', 'bob', '--data-dir', dir], '\n');
-      expect(empty.code).toBe(1);
+      expect(empty.code).toBe(2);
       expect(empty.stderr).toMatch(/password/);
     },
   );

@@ -115,10 +115,19 @@ describe('pgmcp --version and --help', () => {
     }
   });
 
-  it('an unknown command fails', async () => {
-    const run = await runPgmcp(['frobnicate']);
-    expect(run.code).not.toBe(0);
-    expect(run.stderr).toContain('frobnicate');
+  it('usage errors exit 2 with one line saying what is wrong', async () => {
+    for (const [args, said] of [
+      [['frobnicate'], /unknown command 'frobnicate'/],
+      [['serve', '--bogus'], /unknown option '--bogus'/],
+      [['serve', '--log-level', 'loud'], /argument 'loud' is invalid/],
+      [['token', 'create'], /required option '--name <name>' not specified/],
+      [['token', 'create', '--name', 'x', '--expires', '3w'], /^pgmcp: expected a lifetime/],
+    ] as const) {
+      const run = await runPgmcp([...args]);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr.trim().split('\n')[0]).toMatch(said);
+      expect(run.stdout).toBe('');
+    }
   });
 });
 
