@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
+import { listenProblem, probeListen } from '../http/listen-probe.js';
 import { isLoopbackAddress } from '../http/origin.js';
 import { startStdioServer, type StdioServer } from '../mcp/stdio.js';
 import type { Authenticator } from '../auth/index.js';
@@ -30,6 +31,8 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
       : null;
   // Read before the database starts, so a bad certificate path fails fast (exit 2).
   const tls = web ? web[1].loadTlsMaterial(config.http.tls) : null;
+  // Likewise an address that cannot be bound (a port in use).
+  if (web) await ensureListenable(config.http.host, config.http.port);
   // stdio: the server reads and answers initialize and server/discover while the databases open
   // (clients give the first answer a second or less); every other request waits for `ready`.
   let stdio: StdioServer | null = null;
@@ -147,7 +150,13 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     await service.close();
     await app.close();
   };
-  const { url } = await http.listen();
+  const { url } = await http.listen().catch(async (error: unknown) => {
+    // Bound by another process since the check above.
+    const problem = listenProblem(error, config.http.host, config.http.port);
+    if (problem === null) throw error;
+    await closeAll().catch(() => undefined);
+    throw configError(problem, 'http');
+  });
   if (!isLoopbackAddress(config.http.host) && config.http.allowedHosts.length === 0) {
     // Without an allow-list any Host passes, and a browser page on another name could reach
     // this server through DNS rebinding.
@@ -184,6 +193,16 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
           ]
         : []),
     ].join('\n'),
+  );
+}
+
+/** Fails with a message that says what to do when the HTTP address cannot be bound. */
+async function ensureListenable(host: string, port: number): Promise<void> {
+  const error = await probeListen(host, port);
+  if (error === null) return;
+  throw configError(
+    listenProblem(error, host, port) ?? `http: cannot listen on ${host}:${port}: ${error.message}`,
+    'http',
   );
 }
 

@@ -1,7 +1,9 @@
 // The command line as a user meets it: configuration mistakes, --print-config, --version,
 // --help and `pgmcp doctor`.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import {
@@ -47,6 +49,25 @@ describe('configuration errors exit 2 with a message naming the key', () => {
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toMatch(message);
     expect(run.stdout).toBe('');
+  });
+
+  it('says at once, before any database starts, that the port is in use', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'pgmcp-port-')), 'data');
+    try {
+      const run = await runPgmcp(['serve', '--http', `127.0.0.1:${port}`, '--data-dir', dataDir]);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr.trim()).toBe(
+        `pgmcp: http: 127.0.0.1:${port} is already in use by another process; stop it, or choose another port (--http HOST:PORT, http.port)`,
+      );
+      // The embedded database never started: its data directory was not even created.
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+      rmSync(dirname(dataDir), { recursive: true, force: true });
+    }
   });
 
   it('never echoes a password from a bad database URL', async () => {
