@@ -1,8 +1,9 @@
 // `pgmcp doctor`: connect with the effective configuration and say what would be unsafe.
-import type pg from 'pg';
+import pg from 'pg';
+import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { redactUrl } from '../config/index.js';
-import { createDatabase, type Database } from '../db/database.js';
+import { openEmbeddedAccess } from '../db/embedded/attach.js';
 import { createLogger } from './logger.js';
 
 const PRIVILEGES_SQL = `
@@ -22,18 +23,8 @@ export async function doctor(config: Config): Promise<number> {
   out(
     `database: ${config.database.url ? redactUrl(config.database.url) : `embedded PGlite at ${config.embedded.dataDir}`}`,
   );
-  let db: Database | undefined;
   try {
-    db = await createDatabase(
-      {
-        url: config.database.url,
-        poolSize: 1,
-        embedded: { dataDir: config.embedded.dataDir, demo: config.embedded.demo },
-      },
-      logger,
-    );
-    const kind = db.kind;
-    return await db.withOwnConnection(async (client: pg.PoolClient) => {
+    return await withConnection(config, logger, async (client, kind) => {
       const info = await client.query<{ version: string; role: string; db: string }>(
         'SELECT version() AS version, current_user AS role, current_database() AS db',
       );
@@ -88,12 +79,54 @@ export async function doctor(config: Config): Promise<number> {
     });
   } catch (error) {
     out(`ERROR: could not use the database: ${(error as Error).message}`);
-    out(
-      'Check the URL (host, port, database, user), that the server is running, and that this role may connect.',
-    );
+    if (config.database.url !== null) {
+      out(
+        'Check the URL (host, port, database, user), that the server is running, and that this role may connect.',
+      );
+    }
     return 1;
   } finally {
-    await db?.close();
     logger.flush();
+  }
+}
+
+/**
+ * One connection to the database the configuration names. The embedded one is reached the way
+ * `pgmcp token` reaches it: through the socket of a server that holds its data directory, or
+ * started here when none does.
+ */
+async function withConnection<T>(
+  config: Config,
+  logger: Logger,
+  work: (client: pg.ClientBase, kind: 'postgres' | 'embedded') => Promise<T>,
+): Promise<T> {
+  if (config.database.url === null) {
+    const access = await openEmbeddedAccess({
+      dataDir: config.embedded.dataDir,
+      logger,
+      seedDemo: config.embedded.demo,
+    });
+    try {
+      return await withClient(access.connection, (client) => work(client, 'embedded'));
+    } finally {
+      await access.close();
+    }
+  }
+  return withClient({ connectionString: config.database.url }, (client) =>
+    work(client, 'postgres'),
+  );
+}
+
+async function withClient<T>(
+  connection: pg.ClientConfig,
+  work: (client: pg.ClientBase) => Promise<T>,
+): Promise<T> {
+  const client = new pg.Client({ ...connection, connectionTimeoutMillis: 10_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await work(client);
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }

@@ -8,6 +8,7 @@ import {
   modernRequest,
   postRpc,
   rawHttp,
+  runPgmcp,
   serverEnv,
   spawnPgmcp,
   startHttpServer,
@@ -124,6 +125,16 @@ describe('embedded default (no --database)', () => {
     expect(second.stderr()).toContain('--data-dir');
     expect(second.stdout()).not.toContain('serving MCP');
     // The first server is unaffected.
+    expect((await sql('select 1 as ok')).rows).toEqual([[1]]);
+  });
+
+  it('pgmcp doctor checks the embedded database while the server holds it (through its socket)', async () => {
+    const run = await runPgmcp(['doctor', '--data-dir', dataDir], { env: serverEnv() });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toContain(`database: embedded PGlite at ${dataDir}`);
+    expect(run.stdout).toMatch(/^connected as role "\w+" to database "\w+"$/m);
+    expect(run.stdout).toContain('role privileges: embedded database');
+    // The server still holds the directory and answers.
     expect((await sql('select 1 as ok')).rows).toEqual([[1]]);
   });
 
