@@ -285,6 +285,81 @@ describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
       expect(await notes()).toEqual(['first', 'asked']);
     });
 
+    describe('the preview estimates the rows the statement writes', () => {
+      // Planned on freshly analyzed small tables, whose estimates are exact.
+      const table = `${schema}.fifty`;
+      beforeAll(async () => {
+        await withClient(pg!.adminUrl, (client) =>
+          client.query(`
+            CREATE TABLE ${table} (id int PRIMARY KEY, v text);
+            INSERT INTO ${table} SELECT g, 'x' FROM generate_series(1, 50) g;
+            CREATE TABLE ${schema}.parts (id int, v text) PARTITION BY RANGE (id);
+            CREATE TABLE ${schema}.parts_a PARTITION OF ${schema}.parts FOR VALUES FROM (0) TO (100);
+            CREATE TABLE ${schema}.parts_b PARTITION OF ${schema}.parts FOR VALUES FROM (100) TO (200);
+            INSERT INTO ${schema}.parts SELECT g, 'x' FROM generate_series(81, 110) g;
+            CREATE TABLE ${schema}.base (id int);
+            CREATE TABLE ${schema}.derived () INHERITS (${schema}.base);
+            INSERT INTO ${schema}.base SELECT generate_series(1, 10);
+            INSERT INTO ${schema}.derived SELECT generate_series(1, 20);
+            ANALYZE ${table}, ${schema}.parts, ${schema}.base, ${schema}.derived;`),
+        );
+      });
+      const preview = async (query: string) => {
+        const result = await writer().call({ query }, noElicitation());
+        const { estimatedRows } = (
+          result.structuredContent as { confirmation: { estimatedRows: number | null } }
+        ).confirmation;
+        return { estimatedRows, text: textOf(result) };
+      };
+
+      it.each([
+        ['delete from fifty', `delete from ${table}`, 50],
+        ['update … where id = 1', `update ${table} set v = 'y' where id = 1`, 1],
+        ['update with a subquery', `update ${table} set v = 'y' where id = (select 1)`, 1],
+        ['delete from a partitioned table', `delete from ${schema}.parts`, 30],
+        ['delete from an inherited table', `delete from ${schema}.base`, 30],
+        ['insert … values', `insert into ${table} values (101, 'a'), (102, 'b'), (103, 'c')`, 3],
+        [
+          'insert … select',
+          `insert into ${table} select g, 'z' from generate_series(201, 207) g`,
+          7,
+        ],
+        [
+          'a data-modifying WITH',
+          `with d as (delete from ${table} where id > 45 returning id) select count(*) from d`,
+          5,
+        ],
+        [
+          'a WITH that deletes, under an insert',
+          `with d as (delete from ${table} where id > 45 returning id) insert into ${schema}.log (note) select id::text from d`,
+          10,
+        ],
+      ])('%s', async (_name, query, rows) => {
+        const { estimatedRows, text } = await preview(query);
+        expect(estimatedRows).toBe(rows);
+        expect(text).toContain(`(the planner estimates it writes ${rows} row`);
+      });
+
+      it('gives no estimate, rather than 0, for a write the planner cannot estimate', async () => {
+        const { estimatedRows, text } = await preview(`create table ${schema}.never (id int)`);
+        expect(estimatedRows).toBeNull();
+        expect(text).not.toMatch(/planner estimates/);
+      });
+
+      it('tells the user through elicitation too', async () => {
+        const fake = createFakeContext({ answers: { confirm: { action: 'decline' } } });
+        await writer().call({ query: `delete from ${table}` }, fake.ctx);
+        expect(JSON.stringify(fake.inputRequests)).toContain(
+          'the planner estimates it writes 50 rows',
+        );
+        expect(
+          await withClient(pg!.adminUrl, async (c) =>
+            Number((await c.query(`select count(*) from ${table}`)).rows[0].count),
+          ),
+        ).toBe(50);
+      });
+    });
+
     it('applies the access policy to the table a write targets', async () => {
       const denied = tool({ allowWrites: true, access: { denyTables: [`${schema}.secrets`] } });
       await expect(

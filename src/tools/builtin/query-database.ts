@@ -132,7 +132,15 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
         confirmation: {
           type: 'object',
           description: 'Present when a write was previewed instead of run.',
-          properties: { nonce: { type: 'string' }, estimatedRows: { type: 'number' }, plan: {} },
+          properties: {
+            nonce: { type: 'string' },
+            estimatedRows: {
+              type: ['number', 'null'],
+              description:
+                "The planner's estimate of the rows the statement writes; null when it has none.",
+            },
+            plan: {},
+          },
         },
       },
       required: ['columns', 'rows', 'rowCount', 'truncated', 'nextOffset'],
