@@ -257,7 +257,11 @@ describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
         t.call({ ...insert, params: ['other'], confirm: nonce }, noElicitation()),
       ).rejects.toThrow(/differ from the preview/);
       const done = await t.call({ ...insert, confirm: nonce }, noElicitation());
-      expect(done.structuredContent).toMatchObject({ command: 'INSERT', rowCount: 0 });
+      expect(done.structuredContent).toMatchObject({
+        command: 'INSERT',
+        rowCount: 0,
+        rowsAffected: 1,
+      });
       expect(await notes()).toEqual(['first']);
       await expect(t.call({ ...insert, confirm: nonce }, noElicitation())).rejects.toThrow(
         /already used/,
@@ -358,6 +362,62 @@ describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
           ),
         ).toBe(50);
       });
+    });
+
+    it('reports the rows a confirmed write wrote, apart from the rows it returned', async () => {
+      const table = `${schema}.doomed`;
+      await withClient(pg!.adminUrl, (client) =>
+        client.query(`
+          CREATE TABLE ${table} (id int PRIMARY KEY);
+          INSERT INTO ${table} SELECT generate_series(1, 50);`),
+      );
+      const t = writer();
+      const run = async (args: { query: string; limit?: number }, ctx = noElicitation()) => {
+        const preview = await t.call(args, ctx);
+        const nonce = (preview.structuredContent as { confirmation: { nonce: string } })
+          .confirmation.nonce;
+        return t.call({ ...args, confirm: nonce }, noElicitation());
+      };
+
+      const deleted = await run({ query: `delete from ${table} where id > 45` });
+      expect(textOf(deleted)).toContain('DELETE 5');
+      expect(deleted.structuredContent).toMatchObject({
+        command: 'DELETE',
+        rowCount: 0,
+        rowsAffected: 5,
+      });
+      const updated = await run({ query: `update ${table} set id = id + 100 where id <= 3` });
+      expect(updated.structuredContent).toMatchObject({ command: 'UPDATE', rowsAffected: 3 });
+      // RETURNING pages like a read: rowCount counts the rows returned, rowsAffected the rows
+      // written; past the page PostgreSQL sends no count, and none is made up.
+      const returned = await run({
+        query: `insert into ${table} select generate_series(201, 203) returning id`,
+      });
+      expect(returned.structuredContent).toMatchObject({ rowCount: 3, rowsAffected: 3 });
+      const paged = await run({
+        query: `insert into ${table} select generate_series(204, 210) returning id`,
+        limit: 4,
+      });
+      expect(paged.structuredContent).toMatchObject({
+        rowCount: 4,
+        truncated: true,
+        rowsAffected: null,
+      });
+      // Confirmed through elicitation, the same.
+      const asked = await writer().call(
+        { query: `delete from ${table} where id > 200` },
+        createFakeContext({ answers: { confirm: { action: 'accept', content: { run: true } } } })
+          .ctx,
+      );
+      expect(asked.structuredContent).toMatchObject({ command: 'DELETE', rowsAffected: 10 });
+      // A SELECT's count under a data-modifying WITH is not the rows written.
+      const viaWith = await run({
+        query: `with d as (delete from ${table} where id > 100 returning id) select count(*)::int as n from d`,
+      });
+      expect(viaWith.structuredContent).toMatchObject({ rows: [[3]], rowsAffected: null });
+      // A read reports no rowsAffected at all.
+      const read = await t.call({ query: `select count(*)::int from ${table}` }, noElicitation());
+      expect(read.structuredContent).not.toHaveProperty('rowsAffected');
     });
 
     it('applies the access policy to the table a write targets', async () => {
