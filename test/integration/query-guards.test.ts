@@ -257,7 +257,11 @@ describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
         t.call({ ...insert, params: ['other'], confirm: nonce }, noElicitation()),
       ).rejects.toThrow(/differ from the preview/);
       const done = await t.call({ ...insert, confirm: nonce }, noElicitation());
-      expect(done.structuredContent).toMatchObject({ command: 'INSERT', rowCount: 0 });
+      expect(done.structuredContent).toMatchObject({
+        command: 'INSERT',
+        rowCount: 0,
+        rowsAffected: 1,
+      });
       expect(await notes()).toEqual(['first']);
       await expect(t.call({ ...insert, confirm: nonce }, noElicitation())).rejects.toThrow(
         /already used/,
@@ -283,6 +287,137 @@ describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
       );
       expect(accepted.isError).toBeFalsy();
       expect(await notes()).toEqual(['first', 'asked']);
+    });
+
+    describe('the preview estimates the rows the statement writes', () => {
+      // Planned on freshly analyzed small tables, whose estimates are exact.
+      const table = `${schema}.fifty`;
+      beforeAll(async () => {
+        await withClient(pg!.adminUrl, (client) =>
+          client.query(`
+            CREATE TABLE ${table} (id int PRIMARY KEY, v text);
+            INSERT INTO ${table} SELECT g, 'x' FROM generate_series(1, 50) g;
+            CREATE TABLE ${schema}.parts (id int, v text) PARTITION BY RANGE (id);
+            CREATE TABLE ${schema}.parts_a PARTITION OF ${schema}.parts FOR VALUES FROM (0) TO (100);
+            CREATE TABLE ${schema}.parts_b PARTITION OF ${schema}.parts FOR VALUES FROM (100) TO (200);
+            INSERT INTO ${schema}.parts SELECT g, 'x' FROM generate_series(81, 110) g;
+            CREATE TABLE ${schema}.base (id int);
+            CREATE TABLE ${schema}.derived () INHERITS (${schema}.base);
+            INSERT INTO ${schema}.base SELECT generate_series(1, 10);
+            INSERT INTO ${schema}.derived SELECT generate_series(1, 20);
+            ANALYZE ${table}, ${schema}.parts, ${schema}.base, ${schema}.derived;`),
+        );
+      });
+      const preview = async (query: string) => {
+        const result = await writer().call({ query }, noElicitation());
+        const { estimatedRows } = (
+          result.structuredContent as { confirmation: { estimatedRows: number | null } }
+        ).confirmation;
+        return { estimatedRows, text: textOf(result) };
+      };
+
+      it.each([
+        ['delete from fifty', `delete from ${table}`, 50],
+        ['update … where id = 1', `update ${table} set v = 'y' where id = 1`, 1],
+        ['update with a subquery', `update ${table} set v = 'y' where id = (select 1)`, 1],
+        ['delete from a partitioned table', `delete from ${schema}.parts`, 30],
+        ['delete from an inherited table', `delete from ${schema}.base`, 30],
+        ['insert … values', `insert into ${table} values (101, 'a'), (102, 'b'), (103, 'c')`, 3],
+        [
+          'insert … select',
+          `insert into ${table} select g, 'z' from generate_series(201, 207) g`,
+          7,
+        ],
+        [
+          'a data-modifying WITH',
+          `with d as (delete from ${table} where id > 45 returning id) select count(*) from d`,
+          5,
+        ],
+        [
+          'a WITH that deletes, under an insert',
+          `with d as (delete from ${table} where id > 45 returning id) insert into ${schema}.log (note) select id::text from d`,
+          10,
+        ],
+      ])('%s', async (_name, query, rows) => {
+        const { estimatedRows, text } = await preview(query);
+        expect(estimatedRows).toBe(rows);
+        expect(text).toContain(`(the planner estimates it writes ${rows} row`);
+      });
+
+      it('gives no estimate, rather than 0, for a write the planner cannot estimate', async () => {
+        const { estimatedRows, text } = await preview(`create table ${schema}.never (id int)`);
+        expect(estimatedRows).toBeNull();
+        expect(text).not.toMatch(/planner estimates/);
+      });
+
+      it('tells the user through elicitation too', async () => {
+        const fake = createFakeContext({ answers: { confirm: { action: 'decline' } } });
+        await writer().call({ query: `delete from ${table}` }, fake.ctx);
+        expect(JSON.stringify(fake.inputRequests)).toContain(
+          'the planner estimates it writes 50 rows',
+        );
+        expect(
+          await withClient(pg!.adminUrl, async (c) =>
+            Number((await c.query(`select count(*) from ${table}`)).rows[0].count),
+          ),
+        ).toBe(50);
+      });
+    });
+
+    it('reports the rows a confirmed write wrote, apart from the rows it returned', async () => {
+      const table = `${schema}.doomed`;
+      await withClient(pg!.adminUrl, (client) =>
+        client.query(`
+          CREATE TABLE ${table} (id int PRIMARY KEY);
+          INSERT INTO ${table} SELECT generate_series(1, 50);`),
+      );
+      const t = writer();
+      const run = async (args: { query: string; limit?: number }, ctx = noElicitation()) => {
+        const preview = await t.call(args, ctx);
+        const nonce = (preview.structuredContent as { confirmation: { nonce: string } })
+          .confirmation.nonce;
+        return t.call({ ...args, confirm: nonce }, noElicitation());
+      };
+
+      const deleted = await run({ query: `delete from ${table} where id > 45` });
+      expect(textOf(deleted)).toContain('DELETE 5');
+      expect(deleted.structuredContent).toMatchObject({
+        command: 'DELETE',
+        rowCount: 0,
+        rowsAffected: 5,
+      });
+      const updated = await run({ query: `update ${table} set id = id + 100 where id <= 3` });
+      expect(updated.structuredContent).toMatchObject({ command: 'UPDATE', rowsAffected: 3 });
+      // RETURNING pages like a read: rowCount counts the rows returned, rowsAffected the rows
+      // written; past the page PostgreSQL sends no count, and none is made up.
+      const returned = await run({
+        query: `insert into ${table} select generate_series(201, 203) returning id`,
+      });
+      expect(returned.structuredContent).toMatchObject({ rowCount: 3, rowsAffected: 3 });
+      const paged = await run({
+        query: `insert into ${table} select generate_series(204, 210) returning id`,
+        limit: 4,
+      });
+      expect(paged.structuredContent).toMatchObject({
+        rowCount: 4,
+        truncated: true,
+        rowsAffected: null,
+      });
+      // Confirmed through elicitation, the same.
+      const asked = await writer().call(
+        { query: `delete from ${table} where id > 200` },
+        createFakeContext({ answers: { confirm: { action: 'accept', content: { run: true } } } })
+          .ctx,
+      );
+      expect(asked.structuredContent).toMatchObject({ command: 'DELETE', rowsAffected: 10 });
+      // A SELECT's count under a data-modifying WITH is not the rows written.
+      const viaWith = await run({
+        query: `with d as (delete from ${table} where id > 100 returning id) select count(*)::int as n from d`,
+      });
+      expect(viaWith.structuredContent).toMatchObject({ rows: [[3]], rowsAffected: null });
+      // A read reports no rowsAffected at all.
+      const read = await t.call({ query: `select count(*)::int from ${table}` }, noElicitation());
+      expect(read.structuredContent).not.toHaveProperty('rowsAffected');
     });
 
     it('applies the access policy to the table a write targets', async () => {

@@ -25,8 +25,9 @@ export async function confirmWrite(
   params: unknown[],
   explained: Estimate | null,
 ): Promise<ToolResult | null> {
-  const estimatedRows = explained?.rows ?? null;
-  const summary = `This statement writes to the database${estimatedRows !== null ? ` (the planner estimates ${Math.round(estimatedRows)} row${estimatedRows === 1 ? '' : 's'})` : ''}.`;
+  // null, not 0, when the planner could not estimate it (DDL): 0 would read as "touches nothing".
+  const estimatedRows = explained ? Math.round(explained.written) : null;
+  const summary = `This statement writes to the database${estimatedRows !== null ? ` (the planner estimates it writes ${estimatedRows} row${estimatedRows === 1 ? '' : 's'})` : ''}.`;
   if (ctx.clientSupports('elicitation')) {
     const { confirm } = await ctx.requestInput({
       confirm: {
@@ -66,7 +67,7 @@ export async function confirmWrite(
       ...NOTHING_RUN,
       confirmation: {
         nonce: issued,
-        estimatedRows: estimatedRows ?? 0,
+        estimatedRows,
         plan: explained?.plan ?? null,
       },
     },

@@ -129,10 +129,23 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
         truncated: { type: 'boolean' },
         nextOffset: { type: ['integer', 'null'] },
         command: { type: ['string', 'null'] },
+        rowsAffected: {
+          type: ['integer', 'null'],
+          description:
+            'Present when a write ran: the rows its INSERT, UPDATE, DELETE or MERGE wrote (rowCount counts the rows returned); null for other writes.',
+        },
         confirmation: {
           type: 'object',
           description: 'Present when a write was previewed instead of run.',
-          properties: { nonce: { type: 'string' }, estimatedRows: { type: 'number' }, plan: {} },
+          properties: {
+            nonce: { type: 'string' },
+            estimatedRows: {
+              type: ['number', 'null'],
+              description:
+                "The planner's estimate of the rows the statement writes; null when it has none.",
+            },
+            plan: {},
+          },
         },
       },
       required: ['columns', 'rows', 'rowCount', 'truncated', 'nextOffset'],
@@ -179,6 +192,7 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
             database: db.name,
             offset,
             maxResultBytes: limits.maxResultBytes,
+            writes,
           }),
         );
       };

@@ -21,7 +21,12 @@ export interface FormatOptions {
   offset: number;
   /** The byte cap, named when it cut the result. */
   maxResultBytes: number;
+  /** The statement writes: the answer says how many rows it wrote. */
+  writes?: boolean;
 }
+
+/** Command tags whose count is the rows the statement wrote (INSERT's is "INSERT 0 n"). */
+const WRITE_COMMANDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
 
 /** The result's columns, and which of them are masked. */
 export async function describeColumns(
@@ -75,7 +80,7 @@ function answer(
   columns: Column[],
   rows: unknown[][],
   result: PipelineResult,
-  { database, offset, maxResultBytes }: FormatOptions,
+  { database, offset, maxResultBytes, writes = false }: FormatOptions,
 ): ToolResult {
   const truncated = result.truncatedBy !== null;
   const nextOffset = truncated ? offset + rows.length : null;
@@ -109,6 +114,17 @@ function answer(
       nextOffset,
       // A statement without a result set (a write) reports its command tag instead.
       ...(columns.length === 0 ? { command: result.command } : {}),
+      // rowCount counts the rows returned (a page of RETURNING, none without it); what a write
+      // wrote is its command tag's count. Other tags count something else: a SELECT's rows
+      // under a data-modifying WITH, or nothing (DDL).
+      ...(writes
+        ? {
+            rowsAffected:
+              result.command !== null && WRITE_COMMANDS.has(result.command)
+                ? result.rowCount
+                : null,
+          }
+        : {}),
     },
   };
 }

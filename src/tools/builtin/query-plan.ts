@@ -13,8 +13,20 @@ export interface PlanLimits {
 
 export interface Estimate {
   cost: number;
+  /** Rows the top plan node returns: a read's result size. */
   rows: number;
+  /** Rows the statement writes (see rowsWritten). */
+  written: number;
   plan: unknown;
+}
+
+/** A node of EXPLAIN (FORMAT JSON), the fields read here. */
+export interface PlanNode {
+  'Node Type'?: string;
+  'Parent Relationship'?: string;
+  'Total Cost'?: number;
+  'Plan Rows'?: number;
+  Plans?: PlanNode[];
 }
 
 const EXPLAIN_READ = { offset: 0, limit: 1, maxBytes: 10 * 1024 * 1024 };
@@ -35,11 +47,39 @@ export async function estimatePlan(
     ? await session.run(step, EXPLAIN_READ)
     : await session.read(step, EXPLAIN_READ);
   const raw = result.rows[0]?.[0];
-  const json = (typeof raw === 'string' ? JSON.parse(raw) : raw) as {
-    Plan?: { 'Total Cost'?: number; 'Plan Rows'?: number };
-  }[];
+  const json = (typeof raw === 'string' ? JSON.parse(raw) : raw) as { Plan?: PlanNode }[];
   const top = json[0]?.Plan ?? {};
-  return { cost: top['Total Cost'] ?? 0, rows: top['Plan Rows'] ?? 0, plan: json };
+  return {
+    cost: top['Total Cost'] ?? 0,
+    rows: top['Plan Rows'] ?? 0,
+    written: rowsWritten(top),
+    plan: json,
+  };
+}
+
+/**
+ * The rows a write is estimated to write. A ModifyTable node's own estimate is the rows it
+ * returns — 0 without RETURNING — so each one counts the rows its input feeds it: one input
+ * since PostgreSQL 14 (an Append over the partitions or children), one per target table
+ * before. Every ModifyTable counts, those of data-modifying WITH clauses too. A write without
+ * one (SELECT INTO, CREATE TABLE AS, SELECT … FOR UPDATE) writes or locks the rows it produces.
+ */
+export function rowsWritten(top: PlanNode): number {
+  let found = false;
+  let total = 0;
+  const visit = (node: PlanNode): void => {
+    if (node['Node Type'] === 'ModifyTable') {
+      found = true;
+      for (const child of node.Plans ?? []) {
+        // InitPlans and SubPlans (a CTE, a scalar subquery) compute values; they are not input.
+        const relation = child['Parent Relationship'];
+        if (relation === 'Outer' || relation === 'Member') total += child['Plan Rows'] ?? 0;
+      }
+    }
+    for (const child of node.Plans ?? []) visit(child);
+  };
+  visit(top);
+  return found ? total : (top['Plan Rows'] ?? 0);
 }
 
 /** Refuse a read whose estimated plan is above the configured limits. */
