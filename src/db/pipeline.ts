@@ -78,7 +78,10 @@ export interface PipelineRead {
 export interface PipelineResult {
   fields: pg.FieldDef[];
   rows: unknown[][];
+  /** Rows exist past those kept: the row limit or the byte cap stopped the reading. */
   truncatedBy: 'rows' | 'bytes' | null;
+  /** The first row kept was alone over the byte cap: its long values were cut. */
+  valuesCut: boolean;
   command: string | null;
   rowCount: number | null;
 }
@@ -153,6 +156,7 @@ export class PipelinedStatement extends EventEmitter {
   private seen = 0;
   private bytes = 0;
   private truncatedBy: PipelineResult['truncatedBy'] = null;
+  private valuesCut = false;
   /** Executes answered so far (each ends with CommandComplete, PortalSuspended or EmptyQuery). */
   private answered = 0;
   private error: Error | null = null;
@@ -235,7 +239,8 @@ export class PipelinedStatement extends EventEmitter {
       // One row alone over the cap (repeat('x', 1e8)): keep it, its long values cut, so the
       // answer stays within the cap instead of carrying hundreds of megabytes.
       this.kept.push(this.cutRow(msg.fields));
-      this.truncatedBy = 'bytes';
+      // The cap is spent: a row after this one (if any) ends the reading as 'bytes'.
+      this.bytes = this.read.maxBytes;
       return;
     }
     const row = this.result.parseRow(msg.fields);
@@ -251,6 +256,7 @@ export class PipelinedStatement extends EventEmitter {
   private cutRow(fields: unknown[]): unknown[] {
     const share = Math.max(64, Math.floor(this.read.maxBytes / Math.max(1, fields.length)));
     const cut = fields.map((v) => typeof v === 'string' && v.length > share);
+    if (cut.some(Boolean)) this.valuesCut = true;
     const row = this.result.parseRow(fields.map((v, i) => (cut[i] ? null : v)));
     fields.forEach((v, i) => {
       if (!cut[i]) return;
@@ -306,6 +312,7 @@ export class PipelinedStatement extends EventEmitter {
       fields: this.result.fields,
       rows: this.kept,
       truncatedBy: this.truncatedBy,
+      valuesCut: this.valuesCut,
       command: this.result.command,
       rowCount: this.result.rowCount,
     });

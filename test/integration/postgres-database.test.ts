@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ErrorCodes } from '../../src/core/errors.js';
 import { ANONYMOUS, type Principal } from '../../src/core/principal.js';
+import type { ToolResult } from '../../src/core/content.js';
 import type { ToolSpec } from '../../src/core/specs.js';
 import { createDatabase, type Database } from '../../src/db/database.js';
 import { createFakeContext } from '../../src/testing/fake-context.js';
@@ -252,6 +253,28 @@ describe.each(targets)('database layer on %s', (_name, setup, skip) => {
       const text = (result.content[0] as { text: string }).text;
       expect(text).toContain(
         `(stopped at the 200-byte result cap); more available — use offset=${structured.nextOffset}.`,
+      );
+    });
+
+    it('cuts a lone row over the byte cap and says no more rows follow, or where they start', async () => {
+      const capped = queryTool(s.db, { ...LIMITS, maxResultBytes: 200 });
+      const text = (r: ToolResult): string => (r.content[0] as { text: string }).text;
+      const one = await capped.call(
+        { query: "select repeat('x', 5000) as big" },
+        createFakeContext().ctx,
+      );
+      expect(one.structuredContent).toMatchObject({ truncated: false, nextOffset: null });
+      expect(text(one)).toMatch(/\[cut: \d+ of 5000 characters\]/);
+      expect(text(one)).toMatch(
+        /\n1 row; its long values are cut to fit the 200-byte result cap \(select a part: left\(column, n\), length\(column\)\); no more rows\.$/,
+      );
+      const two = await capped.call(
+        { query: "select repeat('x', 5000) as big union all select 'small'" },
+        createFakeContext().ctx,
+      );
+      expect(two.structuredContent).toMatchObject({ truncated: true, nextOffset: 1 });
+      expect(text(two)).toMatch(
+        /cut to fit the 200-byte result cap .*; more available — use offset=1\.$/,
       );
     });
 

@@ -402,7 +402,12 @@ describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
         rowCount: 4,
         truncated: true,
         rowsAffected: null,
+        // No page to ask for: asking again would run the insert again.
+        nextOffset: null,
       });
+      expect(textOf(paged)).toMatch(
+        /\n4 rows; the write returned more rows than are shown\. It ran once: running it again, with an offset or not, would write again\.$/,
+      );
       // Confirmed through elicitation, the same.
       const asked = await writer().call(
         { query: `delete from ${table} where id > 200` },

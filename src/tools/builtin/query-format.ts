@@ -76,6 +76,13 @@ export async function formatResult(
   return answered;
 }
 
+/** What to say about the rows not shown: where the next page starts (null: a write's). */
+function more(nextOffset: number | null): string {
+  return nextOffset === null
+    ? 'the write returned more rows than are shown. It ran once: running it again, with an offset or not, would write again.'
+    : `more available — use offset=${nextOffset}.`;
+}
+
 function answer(
   columns: Column[],
   rows: unknown[][],
@@ -83,7 +90,8 @@ function answer(
   { database, offset, maxResultBytes, writes = false }: FormatOptions,
 ): ToolResult {
   const truncated = result.truncatedBy !== null;
-  const nextOffset = truncated ? offset + rows.length : null;
+  // A write's RETURNING rows past the page cannot be fetched: asking again runs the write again.
+  const nextOffset = truncated && !writes ? offset + rows.length : null;
   const lines = [`Database: ${database}`, ''];
   if (columns.length === 0) {
     lines.push(`${result.command ?? 'OK'}${result.rowCount !== null ? ` ${result.rowCount}` : ''}`);
@@ -95,13 +103,18 @@ function answer(
       ),
       '',
     );
-    const shown = `${rows.length} row${rows.length === 1 ? '' : 's'}`;
-    if (nextOffset === null)
-      lines.push(offset > 0 ? `${shown} (from offset ${offset}); no more rows.` : `${shown}.`);
-    else {
+    const shown = `${rows.length} row${rows.length === 1 ? '' : 's'}${offset > 0 ? ` (from offset ${offset})` : ''}`;
+    const cut = result.valuesCut
+      ? `; its long values are cut to fit the ${maxResultBytes}-byte result cap (select a part: left(column, n), length(column))`
+      : '';
+    if (!truncated) {
+      lines.push(offset > 0 || cut ? `${shown}${cut}; no more rows.` : `${shown}.`);
+    } else {
       const why =
-        result.truncatedBy === 'bytes' ? ` (stopped at the ${maxResultBytes}-byte result cap)` : '';
-      lines.push(`${shown}${why}; more available — use offset=${nextOffset}.`);
+        result.truncatedBy === 'bytes' && !cut
+          ? ` (stopped at the ${maxResultBytes}-byte result cap)`
+          : '';
+      lines.push(`${shown}${cut}${why}; ${more(nextOffset)}`);
     }
   }
   return {

@@ -273,9 +273,7 @@ function shapeResult(
 }
 
 // The pipeline keeps a first row that alone is over the byte cap with its long values cut and
-// marked like this; such a row would not match the output schema, so it is refused instead.
-const CUT_MARK = /… \[cut: \d+ of \d+ characters\]$/;
-
+// marked (valuesCut); such a row would not match the output schema, so it is refused instead.
 function tooLarge(derived: DerivedRoutine, maxBytes: number): AppError {
   return new AppError(
     ErrorCodes.RESULT_TOO_LARGE,
@@ -310,14 +308,7 @@ async function fetchRows(
     limit: isSet ? deps.maxRows : 1,
     maxBytes: deps.maxResultBytes,
   });
-  const first = result.rows[0];
-  if (
-    result.truncatedBy === 'bytes' &&
-    result.rows.length === 1 &&
-    first?.some((v) => typeof v === 'string' && CUT_MARK.test(v))
-  ) {
-    throw tooLarge(derived, deps.maxResultBytes);
-  }
+  if (result.valuesCut) throw tooLarge(derived, deps.maxResultBytes);
   return { rows: result.rows, truncatedBy: isSet ? result.truncatedBy : null };
 }
 
