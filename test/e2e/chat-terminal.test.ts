@@ -405,6 +405,16 @@ describe.skipIf(!pg)('pgmcp chat, remote mode with a token', { timeout: 120_000 
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
     expect(refused.stderr).not.toContain('at ');
+
+    // No credential at all: said before any question is sent, with how to give one.
+    const anonymous = await runPgmcp(
+      ['chat', '--url', server.origin, '--once', 'hello'],
+      chatEnv(home, fake, { PGMCP_TOKEN: '' }),
+    );
+    expect(anonymous.code).toBe(1);
+    expect(anonymous.stderr.trim()).toBe(
+      'error: Authentication required: send a bearer token. Pass --token (or set PGMCP_TOKEN), or --user NAME to log in.',
+    );
   });
 });
 

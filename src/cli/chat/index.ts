@@ -92,6 +92,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
     if (api.hasToken() && !info.authenticated) {
       throw new ChatClientError('the server did not accept the token');
     }
+    if (local === null && !info.authenticated) await checkAnonymousWelcome(api);
     if (options.use) await api.send('POST', '/api/databases/select', { name: options.use });
 
     const printer = createMessagePrinter({
@@ -161,6 +162,21 @@ export async function runChat(options: ChatOptions): Promise<number> {
     return EXIT.failed;
   } finally {
     await local?.close().catch(() => undefined);
+  }
+}
+
+/** A server that requires authentication is said so at once, with how to give a credential. */
+async function checkAnonymousWelcome(api: ApiClient): Promise<void> {
+  try {
+    await api.get('/api/databases');
+  } catch (error) {
+    if (error instanceof ChatClientError && error.status === 401) {
+      throw new ChatClientError(
+        `${error.message} Pass --token (or set PGMCP_TOKEN), or --user NAME to log in.`,
+        401,
+      );
+    }
+    throw error;
   }
 }
 
