@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { Config } from '../config/index.js';
 import { redactUrl } from '../config/index.js';
 import { createDatabase, type Database } from '../db/database.js';
+import { connectionDetail } from '../db/errors.js';
 import { createLogger } from './logger.js';
 
 const PRIVILEGES_SQL = `
@@ -87,7 +88,7 @@ export async function doctor(config: Config): Promise<number> {
       return 0;
     });
   } catch (error) {
-    out(`ERROR: could not use the database: ${(error as Error).message}`);
+    out(`ERROR: could not use the database: ${connectionDetail(error)}`);
     out(
       'Check the URL (host, port, database, user), that the server is running, and that this role may connect.',
     );
