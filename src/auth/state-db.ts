@@ -6,7 +6,8 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import { redactUrl } from '../config/index.js';
-import { isConnectionError } from '../db/errors.js';
+import { driverUrl } from '../db/driver-url.js';
+import { driverMessage, isConnectionError } from '../db/errors.js';
 import { openEmbeddedAccess, type EmbeddedAccess } from '../db/embedded/index.js';
 import { migrateState } from './migrations.js';
 
@@ -65,7 +66,11 @@ export async function openStateDatabase(options: OpenStateOptions): Promise<Stat
     mode = 'shared';
   } else if (options.url) {
     description = redactUrl(options.url);
-    pool = new pg.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 10_000 });
+    pool = new pg.Pool({
+      connectionString: driverUrl(options.url),
+      max: 4,
+      connectionTimeoutMillis: 10_000,
+    });
     mode = 'postgres';
   } else {
     description = `embedded database in ${options.dataDir}`;
@@ -162,7 +167,7 @@ function cannotReach(error: unknown): boolean {
 }
 
 function unavailable(description: string, cause: unknown): AppError {
-  const why = cause instanceof Error ? cause.message : String(cause);
+  const why = driverMessage(cause);
   return new AppError(
     ErrorCodes.STATE_UNAVAILABLE,
     `The state database (${description}) cannot be reached: ${why}. ` +

@@ -3,7 +3,9 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { redactUrl } from '../config/index.js';
+import { driverUrl } from '../db/driver-url.js';
 import { openEmbeddedAccess } from '../db/embedded/attach.js';
+import { connectionDetail } from '../db/errors.js';
 import { createLogger } from './logger.js';
 
 const PRIVILEGES_SQL = `
@@ -78,7 +80,7 @@ export async function doctor(config: Config): Promise<number> {
       return 0;
     });
   } catch (error) {
-    out(`ERROR: could not use the database: ${(error as Error).message}`);
+    out(`ERROR: could not use the database: ${connectionDetail(error)}`);
     if (config.database.url !== null) {
       out(
         'Check the URL (host, port, database, user), that the server is running, and that this role may connect.',
@@ -112,7 +114,7 @@ async function withConnection<T>(
       await access.close();
     }
   }
-  return withClient({ connectionString: config.database.url }, (client) =>
+  return withClient({ connectionString: driverUrl(config.database.url) }, (client) =>
     work(client, 'postgres'),
   );
 }

@@ -10,6 +10,7 @@ import {
   pgRunner,
 } from '../tools/handlers/install.js';
 import { createDatabase } from '../db/database.js';
+import { connectionDetail } from '../db/errors.js';
 import { createLogger } from './logger.js';
 import { installCatalogTrigger } from '../catalog/watch.js';
 
@@ -68,7 +69,7 @@ export async function install(config: Config, options: InstallOptions = {}): Pro
     });
   } catch (error) {
     if (connected) throw error;
-    throw new AppError(ErrorCodes.DB_UNAVAILABLE, `Cannot connect: ${(error as Error).message}`, {
+    throw new AppError(ErrorCodes.DB_UNAVAILABLE, `Cannot connect: ${connectionDetail(error)}`, {
       category: 'unavailable',
       cause: error,
     });

@@ -4,6 +4,7 @@
 // file, and only ever travel inside the connection URL, which is never printed.
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
+import { databaseUrlProblem, parseDatabaseUrl } from './database-url.js';
 import { configError } from './issues.js';
 import type { Config, DatabaseEntry } from './schema.js';
 
@@ -41,17 +42,27 @@ const EMBEDDED_LOCATION: DatabaseLocation = {
   sslmode: 'disable',
 };
 
-/** Where a URL points, without its password. */
+/** Where a URL points, without its password (parsed as the driver parses it). */
 export function locationOf(url: string): DatabaseLocation {
-  const parsed = new URL(url);
-  const sslmode = parsed.searchParams.get('sslmode') ?? 'prefer';
+  const parsed = parseDatabaseUrl(url);
+  if (parsed === null) throw new TypeError('not a valid postgres:// URL');
+  const { url: u, hostless } = parsed;
+  const sslmode = u.searchParams.get('sslmode') ?? 'prefer';
   return {
-    host: decodeURIComponent(parsed.hostname) || parsed.searchParams.get('host') || 'localhost',
-    port: parsed.port === '' ? 5432 : Number(parsed.port),
-    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || 'postgres',
-    user: decodeURIComponent(parsed.username) || 'postgres',
+    host: (hostless ? '' : decoded(u.hostname)) || u.searchParams.get('host') || 'localhost',
+    port: u.port === '' ? 5432 : Number(u.port),
+    database: decoded(u.pathname.replace(/^\//, '')) || 'postgres',
+    user: decoded(u.username) || 'postgres',
     sslmode,
   };
+}
+
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 /** The name a database gets when the configuration gives none (the single `database.url`). */
@@ -83,6 +94,14 @@ export function resolveDatabases(
   );
   return config.databases.map((entry, i) => {
     const url = entry.embedded === true ? null : urlOf(entry, i, input);
+    // The schema checked a given url; one assembled from host, port, … is checked here.
+    const problem = url === null || entry.url != null ? null : databaseUrlProblem(url);
+    if (problem !== null) {
+      throw configError(
+        `databases[${i}]: host, port, database and user do not make a usable URL: ${problem}`,
+        `databases.${i}.host`,
+      );
+    }
     const {
       name,
       availableToUsers,
@@ -133,9 +152,17 @@ function urlOf(entry: DatabaseEntry, i: number, input: ResolveDatabasesInput): s
   const password = passwordOf(entry, i, input);
   if (entry.url !== undefined && entry.url !== null) {
     if (password === null) return entry.url;
-    const u = new URL(entry.url);
-    u.password = encodeURIComponent(password);
-    return u.toString();
+    const parsed = parseDatabaseUrl(entry.url);
+    if (parsed === null) {
+      throw configError(
+        `databases[${i}].url: expected a valid postgres:// URL`,
+        `databases.${i}.url`,
+      );
+    }
+    parsed.url.password = encodeURIComponent(password);
+    const withPassword = parsed.url.toString();
+    // A URL without a host (a socket in ?host=) got the driver's placeholder to parse.
+    return parsed.hostless ? withPassword.replace(/@[^/]*\//, '@/') : withPassword;
   }
   const user = entry.user ?? 'postgres';
   const auth =

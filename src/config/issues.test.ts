@@ -216,3 +216,69 @@ describe('secrets in databases: entries', () => {
     expect(error.message).not.toContain('s3cr3t');
   });
 });
+
+describe('database URLs the driver cannot use are refused when the configuration is read', () => {
+  const secret = 'hunter2-s3cret';
+  const unparseable = [
+    `postgres://u:${secret}@h:port/db`,
+    `postgres://u:${secret}@[bad`,
+    `postgres://u:${secret}@h:99999/db`,
+    `postgres://u:${secret}@h/db?port=abc`,
+  ];
+
+  it.each(unparseable)('%s, from each source, names the key and the source', (url) => {
+    const cases: Array<[AppError, string, string]> = [
+      [failure({ database: url }), 'database.url', '--database'],
+      [failure({}, { DATABASE_URL: url }), 'database.url', 'DATABASE_URL'],
+      [failure({}, { PGMCP_DATABASE_URL: url }), 'database.url', 'PGMCP_DATABASE_URL'],
+      [failure({}, { PGMCP_STATE_URL: url }), 'state.url', 'PGMCP_STATE_URL'],
+    ];
+    const single = fromFile(`database:\n  url: "${url}"\n`);
+    cases.push([single.error, 'database.url', single.path]);
+    const several = fromFile(`databases:\n  - name: a\n    url: "${url}"\n`);
+    cases.push([several.error, 'databases[0].url', several.path]);
+    const state = fromFile(`state:\n  url: "${url}"\n`);
+    cases.push([state.error, 'state.url', state.path]);
+    for (const [error, key, source] of cases) {
+      expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);
+      expect(error.message).toMatch(new RegExp(`^${key.replace(/[.[\]]/g, '\\$&')}: expected `));
+      expect(error.message.endsWith(`(from ${source})`)).toBe(true);
+      expect(error.message).not.toContain('\n');
+      expect(error.message).not.toContain(secret);
+      expect(JSON.stringify(error.details)).not.toContain(secret);
+    }
+  });
+
+  it('an unknown sslmode is named, the URL is not', () => {
+    const error = failure({ database: `postgres://u:${secret}@h/db?sslmode=bogus` });
+    expect(error.message).toBe(
+      'database.url: expected sslmode to be one of disable, allow, prefer, require, verify-ca, verify-full, got "bogus" (from --database)',
+    );
+    const libpq = failure({}, { PGHOST: 'h', PGPASSWORD: secret, PGSSLMODE: 'Require' });
+    expect(libpq.message).toMatch(/^database\.url: expected sslmode to be one of .*got "Require"/);
+    expect(libpq.message).not.toContain(secret);
+  });
+
+  it('sslmode=verify-ca without sslrootcert, and uselibpqcompat other than true', () => {
+    expect(failure({ database: 'postgres://h/db?sslmode=verify-ca' }).message).toMatch(
+      /^database\.url: sslmode=verify-ca needs sslrootcert=/,
+    );
+    expect(
+      failure({ database: 'postgres://h/db?sslmode=require&uselibpqcompat=false' }).message,
+    ).toMatch(/^database\.url: uselibpqcompat: pgmcp always reads sslmode as libpq does/);
+  });
+
+  it('accepts what the driver accepts: libpq modes, sockets, no host, encoded passwords', () => {
+    for (const url of [
+      'postgres://u:p%40ss@db.example.com:5433/shop?sslmode=verify-full',
+      'postgresql://h/db?sslmode=disable&application_name=pgmcp',
+      'postgres://h/db?sslmode=verify-ca&sslrootcert=/etc/ssl/ca.pem',
+      'postgres://h/db?sslmode=require&uselibpqcompat=true',
+      'postgres://u@/db?host=/var/run/postgresql',
+      'postgres:///db?host=%2Ftmp&port=5432',
+      'postgres://[::1]:5432/db',
+    ]) {
+      expect(loadConfig({ flags: { database: url }, env: {}, cwd: dir }).database.url).toBe(url);
+    }
+  });
+});

@@ -3,6 +3,7 @@
 // once, so a value is judged the same way wherever it came from.
 import { isIP } from 'node:net';
 import type { z } from 'zod';
+import { SSL_MODES, databaseUrlProblem } from './database-url.js';
 import { optionalText, section, text, zod } from './zod.js';
 import { LOG_LEVELS } from './levels.js';
 import { llmSchema } from './llm.js';
@@ -53,12 +54,18 @@ const hostItem = zod
     error: 'expected a host or host:port such as mcp.example.com:8443 (no scheme)',
   });
 
-// Only the scheme is checked: the rest is the driver's business, and the value is a
-// secret we must not echo, so a precise complaint about it would not help anyway.
+// Checked as the driver will read it (databaseUrlProblem), so a URL it cannot use stops pgmcp
+// here, naming the key and its source. The value is a secret: no message quotes it.
+const POSTGRES_SCHEME = /^postgres(ql)?:\/\/./i;
 const databaseUrl = zod
   .string({ error: 'expected a postgres:// URL or null' })
-  .regex(/^postgres(ql)?:\/\/./i, {
+  .regex(POSTGRES_SCHEME, {
     error: 'expected a URL starting with postgres:// or postgresql://',
+  })
+  .superRefine((value, ctx) => {
+    if (!POSTGRES_SCHEME.test(value)) return; // the scheme's own message says it
+    const problem = databaseUrlProblem(value);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
   })
   .nullable();
 
@@ -189,8 +196,6 @@ const databaseEntryName = zod
   .regex(/^[A-Za-z0-9_.-]{1,64}$/, {
     error: 'expected a name of letters, digits, _ . - (at most 64)',
   });
-
-const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
 
 const databaseEntrySchema = section({
   name: databaseEntryName,

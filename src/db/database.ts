@@ -9,7 +9,8 @@ import type { Principal } from '../core/principal.js';
 import { createCallSession, type CallSession } from './call-session.js';
 import { createSessionSettings, type CallSettings } from './session-settings.js';
 import type { EmbeddedDatabase } from './embedded/index.js';
-import { fromPgError } from './errors.js';
+import { driverUrl } from './driver-url.js';
+import { connectFailure, fromPgError } from './errors.js';
 import { databaseNameOf } from './names.js';
 import {
   runPipelined,
@@ -132,7 +133,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     poolConfig = { ...embedded.connection, max: 1 };
     name = options.name ?? databaseNameOf(null);
   } else {
-    poolConfig = { connectionString: options.url, max: options.poolSize };
+    poolConfig = { connectionString: driverUrl(options.url), max: options.poolSize };
     name = options.name ?? databaseNameOf(options.url);
   }
   const pool = new pg.Pool({
@@ -195,7 +196,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     try {
       client = await pool.connect();
     } catch (error) {
-      throw fromPgError(error);
+      throw connectFailure(error);
     }
     let cancelled = false;
     let timedOut = false;
@@ -351,7 +352,9 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
 
   const withOwnConnection = async <T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
     if (embedded) await embedded.whenReady();
-    const client = await pool.connect();
+    const client = await pool.connect().catch((error: unknown) => {
+      throw connectFailure(error);
+    });
     let broken: Error | undefined;
     try {
       // The login role and the server's defaults, not the calls' base.

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, ErrorCodes } from '../core/errors.js';
-import { describeDbError, fromPgError, isConnectionError, isPgError } from './errors.js';
+import {
+  connectFailure,
+  connectionDetail,
+  connectionReason,
+  describeDbError,
+  fromPgError,
+  isConnectionError,
+  isPgError,
+} from './errors.js';
 
 /** What a driver throws for a server error: an Error with the protocol's fields as properties. */
 function pgError(code: string, message: string, fields: Record<string, string> = {}): Error {
@@ -145,20 +153,27 @@ describe('fromPgError keeps the fields', () => {
 });
 
 describe('fromPgError without a SQLSTATE', () => {
-  it.each(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'ENOENT', 'EHOSTUNREACH'])(
-    'a socket error %s is unavailable, with a message of our own',
-    (code) => {
-      const original = socketError(code, `connect ${code} db.internal:5432`);
-      const error = fromPgError(original);
-      expect(error).toMatchObject({
-        code: ErrorCodes.DB_UNAVAILABLE,
-        category: 'unavailable',
-        message: 'The database is unavailable; try again shortly.',
-      });
-      expect(error.details).toBeUndefined();
-      expect(error.cause).toBe(original);
-    },
-  );
+  it.each([
+    ['ECONNREFUSED', 'connection refused'],
+    ['ECONNRESET', 'connection reset'],
+    ['ENOTFOUND', 'host not found'],
+    ['ETIMEDOUT', 'connection timed out'],
+    ['ENOENT', 'socket or file not found'],
+    ['EHOSTUNREACH', 'host unreachable'],
+    ['EPIPE', 'connection closed'], // five capitals, like a SQLSTATE
+  ])('a socket error %s is unavailable, saying why without the address', (code, meaning) => {
+    const original = socketError(code, `connect ${code} db.internal:5432`);
+    const error = fromPgError(original);
+    const reason = `${meaning} (${code})`;
+    expect(error).toMatchObject({
+      code: ErrorCodes.DB_UNAVAILABLE,
+      category: 'unavailable',
+      message: `The database is unavailable; the connection failed: ${reason}. Try again shortly.`,
+      details: { reason },
+    });
+    expect(error.message).not.toContain('db.internal');
+    expect(error.cause).toBe(original);
+  });
 
   it.each([
     'Connection terminated unexpectedly',
@@ -191,7 +206,7 @@ describe('secrets stay out of the messages', () => {
   const SECRET = 'hunter2-s3cret';
   const url = `postgres://app:${SECRET}@db.internal:5432/app`;
 
-  it('a connection failure whose text holds the URL answers with our own message', () => {
+  it('a connection failure whose text holds the URL never shows its password', () => {
     for (const original of [
       socketError('ECONNREFUSED', `could not reach ${url}`),
       new Error(`Connection terminated unexpectedly (${url})`),
@@ -232,6 +247,98 @@ describe('isPgError and isConnectionError', () => {
     expect(isConnectionError(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isConnectionError(new Error('division by zero'))).toBe(false);
     expect(isConnectionError({ code: 'ECONNRESET', message: 'not an Error' })).toBe(false);
+  });
+
+  it('recognises SSL and certificate failures, but not a server error that mentions them', () => {
+    expect(isConnectionError(new Error('The server does not support SSL connections'))).toBe(true);
+    expect(isConnectionError(socketError('DEPTH_ZERO_SELF_SIGNED_CERT', 'self-signed'))).toBe(true);
+    expect(isConnectionError(socketError('ERR_TLS_CERT_ALTNAME_INVALID', 'altnames'))).toBe(true);
+    expect(isConnectionError(new Error('SASL: SCRAM-SERVER-FIRST-MESSAGE: no password'))).toBe(
+      true,
+    );
+    expect(isConnectionError(pgError('42P01', 'relation "certificate" does not exist'))).toBe(
+      false,
+    );
+  });
+});
+
+describe('connectFailure: anything that stops a connection opening is unavailable', () => {
+  const SECRET = 'hunter2-s3cret';
+
+  it.each([
+    [
+      new Error('The server does not support SSL connections'),
+      'The server does not support SSL connections',
+    ],
+    [
+      socketError('DEPTH_ZERO_SELF_SIGNED_CERT', 'self-signed certificate'),
+      'self-signed certificate',
+    ],
+    [socketError('CERT_HAS_EXPIRED', 'certificate has expired'), 'certificate has expired'],
+    [
+      socketError('ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.5:5432'),
+      'connection refused (ECONNREFUSED)',
+    ],
+    [
+      new Error('SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string'),
+      'SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string',
+    ],
+    [new Error('something nobody foresaw'), 'something nobody foresaw'],
+  ])('%s', (original, reason) => {
+    const error = connectFailure(original);
+    expect(error).toMatchObject({
+      code: ErrorCodes.DB_UNAVAILABLE,
+      category: 'unavailable',
+      message: `The database is unavailable; pgmcp cannot connect to it: ${reason}.`,
+      details: { reason },
+    });
+    expect(error.cause).toBe(original);
+  });
+
+  it('a login or database name the server refused keeps its SQLSTATE', () => {
+    for (const [sqlstate, message] of [
+      ['28P01', 'password authentication failed for user "app"'],
+      ['3D000', 'database "nope" does not exist'],
+      ['57P03', 'the database system is starting up'],
+    ] as const) {
+      expect(connectFailure(pgError(sqlstate, message))).toMatchObject({
+        code: ErrorCodes.DB_UNAVAILABLE,
+        category: 'unavailable',
+        message: `The database is unavailable; pgmcp cannot connect to it: ${message}.`,
+        details: { reason: message, sqlstate },
+      });
+    }
+  });
+
+  it('every address of a host refused: the reason of an AggregateError', () => {
+    const all = Object.assign(
+      new AggregateError([socketError('ECONNREFUSED', 'connect ECONNREFUSED ::1:5432')], ''),
+      { code: 'ECONNREFUSED' },
+    );
+    expect(connectFailure(all).message).toContain('connection refused (ECONNREFUSED)');
+    expect(connectionDetail(connectFailure(all))).toBe('connect ECONNREFUSED ::1:5432');
+  });
+
+  it('never a password, in the message, the details or what the CLI prints', () => {
+    const url = `postgres://app:${SECRET}@db.internal:5432/app`;
+    const error = connectFailure(new Error(`could not open ${url}\nsecond line`));
+    expect(error.message).toBe(
+      'The database is unavailable; pgmcp cannot connect to it: could not open postgres://app:****@db.internal:5432/app.',
+    );
+    expect(JSON.stringify(error.details)).not.toContain(SECRET);
+    expect(connectionDetail(error)).not.toContain(SECRET);
+  });
+
+  it('an AppError passes through, and the CLI sees the driver words with the address', () => {
+    const own = new AppError(ErrorCodes.EMBEDDED_LOCKED, 'locked', { category: 'unavailable' });
+    expect(connectFailure(own)).toBe(own);
+    const refused = connectFailure(
+      socketError('ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.5:5432'),
+    );
+    expect(connectionDetail(refused)).toBe('connect ECONNREFUSED 10.0.0.5:5432');
+    expect(connectionReason(socketError('ENOTFOUND', 'getaddrinfo ENOTFOUND db'))).toBe(
+      'host not found (ENOTFOUND)',
+    );
   });
 });
 

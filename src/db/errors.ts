@@ -1,5 +1,6 @@
 // PostgreSQL errors keep every field; they are classified by SQLSTATE (never instanceof:
 // errors from PGlite's bundled driver are not pg.DatabaseError).
+import { redactUrl } from '../config/redact.js';
 import { AppError, ErrorCodes, type ErrorCategory } from '../core/errors.js';
 
 export interface PgErrorFields {
@@ -15,15 +16,24 @@ export interface PgErrorFields {
   constraint?: string;
 }
 
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOENT',
-  'EHOSTUNREACH',
-]);
+// A socket error is told by its code, not its message, which names the database's address:
+// a caller of a tool need not learn where the database lives (`pgmcp doctor` shows it).
+const SOCKET_CAUSES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  ETIMEDOUT: 'connection timed out',
+  EPIPE: 'connection closed',
+  ENOENT: 'socket or file not found',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
+
+// TLS refusals: the server without SSL (node-postgres), or a certificate that fails the check
+// the sslmode asks for (Node's and OpenSSL's codes).
+const TLS_MESSAGE = /SSL connection|certificate/i;
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|UNABLE_TO_|HOSTNAME_)/;
 
 function categoryOf(sqlstate: string): ErrorCategory {
   if (
@@ -50,12 +60,75 @@ export function isPgError(error: unknown): error is PgErrorFields & Error {
   );
 }
 
+/** A socket error's code (EPIPE looks like a SQLSTATE, so the code is what tells). */
+function socketCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && Object.hasOwn(SOCKET_CAUSES, code) ? code : undefined;
+}
+
 export function isConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Too many connections/i.test(
-    error.message,
+  if (socketCode(error) !== undefined || (typeof code === 'string' && TLS_CODE.test(code))) {
+    return true;
+  }
+  // A server's ERROR may say anything ("relation certificate does not exist").
+  if (isPgError(error)) return false;
+  return (
+    TLS_MESSAGE.test(error.message) ||
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Too many connections|^SASL: /i.test(
+      error.message,
+    )
+  );
+}
+
+/**
+ * Why a connection failed or broke, in words a caller may read: PostgreSQL's or the TLS
+ * layer's own message, a socket error's meaning without the address. Never a password.
+ */
+export function connectionReason(error: unknown): string {
+  const code = socketCode(error);
+  return code === undefined ? driverMessage(error) : `${SOCKET_CAUSES[code]} (${code})`;
+}
+
+/** The driver's own message (first line, URLs redacted), with the address: for operators. */
+export function driverMessage(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  let text = error instanceof Error ? error.message : String(error);
+  // Node's AggregateError (every address of a host name refused) has no message of its own.
+  if (text === '' && error instanceof AggregateError) {
+    text = error.errors
+      .map((e: unknown) => (e instanceof Error ? e.message : String(e)))
+      .join('; ');
+  }
+  if (text === '' && typeof code === 'string') text = code;
+  const line = (text.split('\n')[0] ?? '').trim();
+  const safe = line.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, (url) => redactUrl(url));
+  return safe.length > 300 ? `${safe.slice(0, 297)}...` : safe || 'unknown error';
+}
+
+/** For the CLI's operator: the driver's own words for a failed connection, address and all. */
+export function connectionDetail(error: unknown): string {
+  const unavailable = error instanceof AppError && error.code === ErrorCodes.DB_UNAVAILABLE;
+  return unavailable && error.cause !== undefined
+    ? driverMessage(error.cause)
+    : driverMessage(error);
+}
+
+/**
+ * Whatever failed while a connection was being opened: the database is unavailable to pgmcp,
+ * be it refused, unreachable, an SSL or certificate problem, a login or a database name the
+ * server turned down. The reason goes into the message and details; never an internal error.
+ */
+export function connectFailure(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const reason = connectionReason(error);
+  const details: Record<string, unknown> = { reason };
+  if (isPgError(error) && socketCode(error) === undefined) details['sqlstate'] = error.code;
+  return new AppError(
+    ErrorCodes.DB_UNAVAILABLE,
+    `The database is unavailable; pgmcp cannot connect to it: ${reason}.`,
+    { category: 'unavailable', details, cause: error },
   );
 }
 
@@ -65,7 +138,7 @@ export function fromPgError(
   context: { timeoutMs?: number; cancelled?: boolean } = {},
 ): AppError {
   if (error instanceof AppError) return error;
-  if (isPgError(error)) {
+  if (isPgError(error) && socketCode(error) === undefined) {
     const code = error.code as string;
     const details: Record<string, unknown> = { sqlstate: code };
     for (const key of [
@@ -101,13 +174,11 @@ export function fromPgError(
     return new AppError(code_, error.message, { category, details, cause: error });
   }
   if (isConnectionError(error)) {
+    const reason = connectionReason(error);
     return new AppError(
       ErrorCodes.DB_UNAVAILABLE,
-      'The database is unavailable; try again shortly.',
-      {
-        category: 'unavailable',
-        cause: error,
-      },
+      `The database is unavailable; the connection failed: ${reason}. Try again shortly.`,
+      { category: 'unavailable', details: { reason }, cause: error },
     );
   }
   return new AppError(ErrorCodes.INTERNAL, 'Internal error while talking to the database.', {

@@ -1,9 +1,11 @@
 // The name a database is known by, from its URL alone: serverInfo can be answered before the
 // driver loads or a connection opens.
 import { parse as parseConnectionString } from 'pg-connection-string';
+import { driverUrl } from './driver-url.js';
 
 /** The embedded database's name; a URL's database name, or `postgres` when it names none. */
 export function databaseNameOf(url: string | null): string {
   if (url === null) return 'pgmcp-embedded';
-  return parseConnectionString(url).database || 'postgres';
+  // As the pool reads it: pg-connection-string warns on stderr about sslmode otherwise.
+  return parseConnectionString(driverUrl(url)).database || 'postgres';
 }

@@ -44,10 +44,16 @@ export async function onTarget<T>(target: DatabaseTarget, work: () => Promise<T>
     return await work();
   } catch (error) {
     if (isAppError(error) && error.code === ErrorCodes.DB_UNAVAILABLE) {
+      const reason = error.details?.['reason'];
+      const why = typeof reason === 'string' ? ` (${reason})` : '';
       throw new AppError(
         ErrorCodes.DB_UNAVAILABLE,
-        `Database unavailable: ${target.name} cannot be reached right now. Try again later, or use another database (the database argument).`,
-        { category: 'unavailable', details: { database: target.name }, cause: error },
+        `Database unavailable: ${target.name} cannot be reached right now${why}. Try again later, or use another database (the database argument).`,
+        {
+          category: 'unavailable',
+          details: { ...error.details, database: target.name },
+          cause: error,
+        },
       );
     }
     throw error;
