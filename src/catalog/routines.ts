@@ -3,7 +3,7 @@
 // type those routines mention (arrays → element, domains → base, composites → attributes).
 // Only pg_catalog columns present from PostgreSQL 12 to 18 are used (PGlite is 18).
 import type pg from 'pg';
-import { looksLikeCredential, withholdCredential } from '../core/credential-shape.js';
+import { withholdCredentialLines } from '../core/credential-shape.js';
 import { HIDDEN_SCHEMA_SQL } from './queries.js';
 
 export type RoutineKind = 'function' | 'procedure';
@@ -248,17 +248,8 @@ const TYPTYPE: Record<string, TypeKind> = {
   m: 'multirange',
 };
 
-/** A comment's lines that read like a credential withheld: a description must not carry one. */
-const screenComment = (comment: string): string =>
-  looksLikeCredential(comment)
-    ? comment
-        .split(/\r?\n/)
-        .map((line) => withholdCredential(line))
-        .join('\n')
-    : comment;
-
 export function routineFromRow(row: RoutineRow): RoutineDescriptor | null {
-  const comment = screenComment(row.comment);
+  const comment = withholdCredentialLines(row.comment);
   const annotations = parseRoutineComment(comment);
   if (!annotations) return null;
   const types = (row.all_types ?? row.in_types).map(Number);

@@ -47,7 +47,24 @@ describe('where a URL points', () => {
       port: 5432,
       database: 'shop',
       user: 'alice',
-      sslmode: 'prefer',
+      sslmode: 'disable',
+    });
+  });
+
+  it('builds a socket URL from databases[] fields that the driver can read', () => {
+    const config = configSchema.parse({
+      databases: [
+        { name: 'a', host: '/var/run/postgresql', port: 5433, user: 'alice', database: 'shop' },
+      ],
+    });
+    const [db] = resolveDatabases(config, { env: {} });
+    expect(parseDatabaseUrl(db!.url!)).not.toBeNull();
+    expect(locationOf(db!.url!)).toEqual({
+      host: '/var/run/postgresql',
+      port: 5433,
+      database: 'shop',
+      user: 'alice',
+      sslmode: 'disable',
     });
   });
 

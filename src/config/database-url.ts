@@ -87,6 +87,7 @@ export function databaseUrlProblem(text: string): string | null {
 
 // A parameter's value is not a secret, but a long one is cut so the message stays one line.
 function shown(value: string): string {
-  const text = JSON.stringify(value);
-  return text.length > 40 ? `${text.slice(0, 37)}..."` : text;
+  // Only a value that looks like a setting is repeated: a mis-parsed URL (a password holding
+  // `?` or `@`) can put part of a password where a parameter's value is read.
+  return /^[\w.-]{1,24}$/.test(value) ? JSON.stringify(value) : 'a value it does not take';
 }

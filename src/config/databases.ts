@@ -47,10 +47,13 @@ export function locationOf(url: string): DatabaseLocation {
   const parsed = parseDatabaseUrl(url);
   if (parsed === null) throw new TypeError('not a valid postgres:// URL');
   const { url: u, hostless } = parsed;
-  const sslmode = u.searchParams.get('sslmode') ?? 'prefer';
+  // Without sslmode in the URL, node-postgres connects without SSL unless PGSSLMODE says
+  // otherwise (configuration.md, "Connection URLs and sslmode").
+  const sslmode = u.searchParams.get('sslmode') ?? process.env.PGSSLMODE ?? 'disable';
+  const port = u.port === '' ? (u.searchParams.get('port') ?? '') : u.port;
   return {
     host: (hostless ? '' : decoded(u.hostname)) || u.searchParams.get('host') || 'localhost',
-    port: u.port === '' ? 5432 : Number(u.port),
+    port: port === '' ? 5432 : Number(port),
     database: decoded(u.pathname.replace(/^\//, '')) || 'postgres',
     user: decoded(u.username) || 'postgres',
     sslmode,
@@ -144,7 +147,13 @@ function safeLocation(url: string): DatabaseLocation {
   try {
     return locationOf(url);
   } catch {
-    return { host: 'unknown', port: null, database: 'unknown', user: 'unknown', sslmode: 'prefer' };
+    return {
+      host: 'unknown',
+      port: null,
+      database: 'unknown',
+      user: 'unknown',
+      sslmode: 'unknown',
+    };
   }
 }
 
@@ -170,12 +179,17 @@ function urlOf(entry: DatabaseEntry, i: number, input: ResolveDatabasesInput): s
       ? encodeURIComponent(user)
       : `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
   const host = entry.host ?? 'localhost';
-  const hostPart = host.startsWith('/') ? '' : host.includes(':') ? `[${host}]` : host;
+  const socket = host.startsWith('/');
   const params = new URLSearchParams();
   if (entry.sslmode !== undefined) params.set('sslmode', entry.sslmode);
-  if (host.startsWith('/')) params.set('host', host);
+  // A socket directory goes in ?host= (and its port with it): `@:5432/` parses nowhere.
+  if (socket) {
+    params.set('host', host);
+    params.set('port', String(entry.port ?? 5432));
+  }
+  const where = socket ? '' : `${host.includes(':') ? `[${host}]` : host}:${entry.port ?? 5432}`;
   const query = params.toString();
-  return `postgres://${auth}@${hostPart}:${entry.port ?? 5432}/${encodeURIComponent(entry.database ?? 'postgres')}${query ? `?${query}` : ''}`;
+  return `postgres://${auth}@${where}/${encodeURIComponent(entry.database ?? 'postgres')}${query ? `?${query}` : ''}`;
 }
 
 function passwordOf(entry: DatabaseEntry, i: number, input: ResolveDatabasesInput): string | null {

@@ -259,6 +259,14 @@ describe('database URLs the driver cannot use are refused when the configuration
     expect(libpq.message).not.toContain(secret);
   });
 
+  it('a value that does not look like a setting is not repeated (it may be part of a password)', () => {
+    const error = failure({ database: 'postgres://u:12?sslmode=hunter2@h/db' });
+    expect(error.message).toBe(
+      'database.url: expected sslmode to be one of disable, allow, prefer, require, verify-ca, verify-full, got a value it does not take (from --database)',
+    );
+    expect(error.message).not.toContain('hunter2');
+  });
+
   it('sslmode=verify-ca without sslrootcert, and uselibpqcompat other than true', () => {
     expect(failure({ database: 'postgres://h/db?sslmode=verify-ca' }).message).toMatch(
       /^database\.url: sslmode=verify-ca needs sslrootcert=/,

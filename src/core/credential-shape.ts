@@ -56,3 +56,12 @@ function byteaHexLooksLikeCredential(value: string): boolean {
 export function withholdCredential<T extends string | null>(text: T): T | typeof WITHHELD {
   return text !== null && looksLikeCredential(text) ? WITHHELD : text;
 }
+
+/** A text (a comment, a description) with each line that reads like a credential withheld. */
+export function withholdCredentialLines(text: string): string {
+  if (!looksLikeCredential(text)) return text;
+  return text
+    .split(/\r?\n/)
+    .map((line) => withholdCredential(line))
+    .join('\n');
+}

@@ -235,11 +235,16 @@ export class PipelinedStatement extends EventEmitter {
       this.truncatedBy = 'rows';
       return;
     }
+    if (this.valuesCut) {
+      // The cap went to the cut row before this one: this row is not parsed, only counted.
+      this.truncatedBy = 'bytes';
+      return;
+    }
     if (this.kept.length === 0 && rawBytes(msg.fields) > this.read.maxBytes) {
       // One row alone over the cap (repeat('x', 1e8)): keep it, its long values cut, so the
       // answer stays within the cap instead of carrying hundreds of megabytes.
+      // A row after this one (if any) ends the reading as 'bytes'.
       this.kept.push(this.cutRow(msg.fields));
-      // The cap is spent: a row after this one (if any) ends the reading as 'bytes'.
       this.bytes = this.read.maxBytes;
       return;
     }

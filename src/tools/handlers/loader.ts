@@ -7,6 +7,7 @@ import type { Registry } from '../registry.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import { DETECT_PGMI_SQL, loadPgmiHandlers } from './pgmi.js';
 import { promptSpec, resourceFrom, templateSpec, toolSpec } from './handler-specs.js';
+import { withholdCredential } from '../../core/credential-shape.js';
 import {
   screenPromptMetadata,
   screenResourceMetadata,
@@ -100,10 +101,22 @@ function screenMetadata(loaded: LoadedHandlers): LoadedHandlers {
   };
   const screened: LoadedHandlers = {
     ...loaded,
-    tools: screenAll(loaded.tools, screenToolMetadata, (t) => `tool ${t.name}`),
-    resources: screenAll(loaded.resources, screenResourceMetadata, (r) => `resource ${r.name}`),
-    templates: screenAll(loaded.templates, screenResourceMetadata, (t) => `resource ${t.name}`),
-    prompts: screenAll(loaded.prompts, screenPromptMetadata, (p) => `prompt ${p.name}`),
+    tools: screenAll(loaded.tools, screenToolMetadata, (t) => `tool ${withholdCredential(t.name)}`),
+    resources: screenAll(
+      loaded.resources,
+      screenResourceMetadata,
+      (r) => `resource ${withholdCredential(r.name)}`,
+    ),
+    templates: screenAll(
+      loaded.templates,
+      screenResourceMetadata,
+      (t) => `resource ${withholdCredential(t.name)}`,
+    ),
+    prompts: screenAll(
+      loaded.prompts,
+      screenPromptMetadata,
+      (p) => `prompt ${withholdCredential(p.name)}`,
+    ),
   };
   if (skipped.length > 0) screened.skipped = skipped;
   return screened;

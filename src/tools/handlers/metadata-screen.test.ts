@@ -68,6 +68,25 @@ describe('screenToolMetadata', () => {
       outputSchema: { type: 'object', properties: { c: { pattern: '^host=\\S+ password=\\S+$' } } },
     });
     expect(() => screenToolMetadata(pattern)).toThrow(/output schema reads like a credential/);
+    // A property named like an annotation is still a schema: its enum decides.
+    const named = tool({
+      inputSchema: {
+        type: 'object',
+        properties: {
+          description: { type: 'string', enum: [MD5] },
+          title: { type: 'string', pattern: 'password=\\S+' },
+        },
+      },
+    });
+    expect(() => screenToolMetadata(named)).toThrow(/input schema reads like a credential/);
+    const nested = tool({
+      inputSchema: {
+        type: 'object',
+        $defs: { default: { const: { deep: [MD5] } } },
+        properties: { x: { $ref: '#/$defs/default' } },
+      },
+    });
+    expect(() => screenToolMetadata(nested)).toThrow(/input schema reads like a credential/);
     const key = tool({
       inputSchema: { type: 'object', properties: { [MD5]: { type: 'string' } } },
     });

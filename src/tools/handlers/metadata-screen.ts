@@ -7,7 +7,7 @@
 // name), and the handler's own name or URI, cannot be changed without changing the handler:
 // such a handler is not served at all.
 import { AppError, ErrorCodes } from '../../core/errors.js';
-import { looksLikeCredential, withholdCredential } from '../../core/credential-shape.js';
+import { looksLikeCredential, withholdCredentialLines } from '../../core/credential-shape.js';
 import type { JsonSchema } from '../../core/json-schema.js';
 import type {
   PromptArgumentSpec,
@@ -18,20 +18,21 @@ import type {
 } from '../../core/specs.js';
 import { screenValue, type Tally } from '../output-screen.js';
 
-/** A text shown as it is, except the lines that read like a credential. */
-function screenText(text: string): string {
-  const lines = text.split('\n');
-  const screened = lines.map((line) => withholdCredential(line));
-  return screened.some((line, i) => line !== lines[i]) ? screened.join('\n') : text;
-}
-
 /** A shown text screened; anything that is not a string (a pgmi row's null) as it is. */
 function screenShownText<T>(value: T): T {
-  return (typeof value === 'string' ? screenText(value) : value) as T;
+  return (typeof value === 'string' ? withholdCredentialLines(value) : value) as T;
 }
 
 /** Schema keywords that only describe: screened in place. */
 const ANNOTATIONS = new Set(['title', 'description', 'default', 'examples', 'example', '$comment']);
+/** Keywords whose value maps names (of properties, definitions) to schemas. */
+const NAMED_SCHEMAS = new Set([
+  'properties',
+  'patternProperties',
+  'dependentSchemas',
+  '$defs',
+  'definitions',
+]);
 
 function unservable(where: string): AppError {
   return new AppError(
@@ -41,35 +42,72 @@ function unservable(where: string): AppError {
   );
 }
 
+/** Any value that is or holds (as a string or an object key) something shaped like a credential. */
+function refuseCredential(value: unknown, where: string): void {
+  if (typeof value === 'string') {
+    if (looksLikeCredential(value)) throw unservable(where);
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  for (const [key, item] of Object.entries(value)) {
+    if (looksLikeCredential(key)) throw unservable(where);
+    refuseCredential(item, where);
+  }
+}
+
+/** Each of `items` through `screen`: the same array when none changed. */
+function mapSame<T>(items: T[], screen: (item: T) => T): T[] {
+  let out: T[] | null = null;
+  items.forEach((item, i) => {
+    const screened = screen(item);
+    if (screened !== item) (out ??= items.slice())[i] = screened;
+  });
+  return out ?? items;
+}
+
 /**
- * A schema with its annotations screened (the same object when nothing changed). Anything else
- * that reads like a credential — a keyword's value or a property name — throws `unservable`.
+ * A schema with its annotations screened in place (the same object when nothing changed).
+ * Anything else that reads like a credential — a keyword's value (`enum`, `const`, `pattern`,
+ * `required` …) or a property name — throws `unservable`.
  */
 function screenSchemaNode(node: unknown, where: string): unknown {
-  if (typeof node === 'string') {
-    if (looksLikeCredential(node)) throw unservable(where);
+  if (Array.isArray(node)) return mapSame(node, (item) => screenSchemaNode(item, where));
+  if (typeof node !== 'object' || node === null) {
+    refuseCredential(node, where);
     return node;
-  }
-  if (typeof node !== 'object' || node === null) return node;
-  if (Array.isArray(node)) {
-    let out: unknown[] | null = null;
-    node.forEach((item: unknown, i) => {
-      const screened = screenSchemaNode(item, where);
-      if (screened !== item) (out ??= node.slice())[i] = screened;
-    });
-    return out ?? node;
   }
   const record = node as Record<string, unknown>;
   let out: Record<string, unknown> | null = null;
   for (const key of Object.keys(record)) {
     if (looksLikeCredential(key)) throw unservable(where);
     const value = record[key];
-    const screened = ANNOTATIONS.has(key)
-      ? screenValue(value, { count: 0 } satisfies Tally)
-      : screenSchemaNode(value, where);
+    let screened: unknown;
+    if (ANNOTATIONS.has(key)) screened = screenValue(value, { count: 0 } satisfies Tally);
+    else if (NAMED_SCHEMAS.has(key) && typeof value === 'object' && value !== null) {
+      screened = screenNamedSchemas(value as Record<string, unknown>, where);
+    } else if (key === 'enum' || key === 'const') {
+      // Values, not schemas: whatever their shape, they decide what is accepted.
+      refuseCredential(value, where);
+      screened = value;
+    } else screened = screenSchemaNode(value, where);
     if (screened !== value) (out ??= { ...record })[key] = screened;
   }
   return out ?? node;
+}
+
+/** `properties` and its kind: each name is checked, each value is a schema. */
+function screenNamedSchemas(
+  named: Record<string, unknown>,
+  where: string,
+): Record<string, unknown> {
+  let out: Record<string, unknown> | null = null;
+  for (const name of Object.keys(named)) {
+    if (looksLikeCredential(name)) throw unservable(where);
+    const schema = named[name];
+    const screened = screenSchemaNode(schema, where);
+    if (screened !== schema) (out ??= { ...named })[name] = screened;
+  }
+  return out ?? named;
 }
 
 function screenList(items: readonly string[]): readonly string[] {
