@@ -154,7 +154,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
       term.error(error.message);
       return EXIT.usage;
     }
-    if (isAppError(error) && error.category === 'config') {
+    if (isAppError(error) && (error.category === 'config' || error.category === 'input')) {
       term.error(error.message);
       return EXIT.usage;
     }
