@@ -60,6 +60,21 @@ describe("NpgsqlRest's McpOptions in a config file", () => {
     expect(config.database.routineTools).toBe(true);
   });
 
+  it("loads a whole appsettings.json: its own sections are NpgsqlRest's, pgmcp's keys stay checked", () => {
+    const config = load({
+      ConnectionStrings: { Default: 'Host=db;Database=crm;Username=app;Password=secret' },
+      Log: { MinimalLevels: { NpgsqlRest: 'Information' } },
+      Kestrel: { Endpoints: {} },
+      NpgsqlRest: { McpOptions: block },
+      http: { port: 9000 },
+    });
+    expect(config.http.path).toBe('/agents/mcp');
+    expect(config.http.port).toBe(9000);
+    expect(config.database.url).toBeNull(); // the connection string is not taken over
+    const typo = failure(() => load({ NpgsqlRest: { McpOptions: block }, htp: { port: 1 } }));
+    expect(typo.message).toMatch(/htp/);
+  });
+
   it('accepts the block at the top level, beside pgmcp sections; Enabled: false turns routine tools off', () => {
     const config = load({ database: { maxRows: 500 }, McpOptions: { Enabled: false } });
     expect(config.database.routineTools).toBe(false);

@@ -127,6 +127,12 @@ export function foldMcpOptions(
   const found = findMcpOptions(document);
   if (!found) return;
   delete document[found.container];
+  if (found.container !== found.where) {
+    // The block sat under NpgsqlRest: this is an appsettings.json, whose other sections
+    // (ConnectionStrings, Logging, Kestrel …, PascalCase as ASP.NET writes them) are not
+    // pgmcp's. pgmcp's own keys are camelCase and stay checked.
+    for (const key of Object.keys(document)) if (/^[A-Z]/.test(key)) delete document[key];
+  }
   const { values, unmapped } = mapMcpOptions(found.block, found.where);
   if (unmapped.length > 0) {
     const first = unmapped[0]!;
