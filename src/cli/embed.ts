@@ -9,6 +9,7 @@ import { quoteIdent } from '../core/sql.js';
 import { redactUrl, type Config } from '../config/index.js';
 import { createDatabase } from '../db/database.js';
 import { createEmbeddingProviders, type EmbeddingProvider } from '../embeddings/index.js';
+import { EMBED_MAX_BATCH_SIZE } from './commands.js';
 import { createLogger } from './logger.js';
 
 export interface EmbedOptions {
@@ -93,12 +94,23 @@ async function columnType(client: pg.ClientBase, schema: string, table: string, 
   return rows[0] ?? null;
 }
 
+function checkBatchSize(n: number, given: string | number = n): void {
+  if (!Number.isSafeInteger(n) || n < 1 || n > EMBED_MAX_BATCH_SIZE) {
+    throw new AppError(
+      ErrorCodes.TOOL_INPUT_INVALID,
+      `--batch-size must be a whole number from 1 to ${EMBED_MAX_BATCH_SIZE}, not ${String(given)}.`,
+      { category: 'input', details: { batchSize: String(given) } },
+    );
+  }
+}
+
 export async function runEmbed(
   client: pg.ClientBase,
   provider: EmbeddingProvider,
   options: EmbedOptions,
   out: EmbedOutput,
 ): Promise<{ embedded: number; pending: number; createdColumn: boolean; index: string | null }> {
+  if (options.batchSize !== undefined) checkBatchSize(options.batchSize);
   const { schema, table } = splitName(options.table);
   const rel = `${quoteIdent(schema)}.${quoteIdent(table)}`;
   const exists = await client.query('SELECT pg_catalog.to_regclass($1) AS oid', [rel]);

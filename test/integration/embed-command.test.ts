@@ -109,6 +109,25 @@ describe('pgmcp embed on the embedded database', () => {
     expect(await columnsOf('notes')).not.toContain('id_embedding');
   });
 
+  it.each([0, -5, 1.5, 10_001, Number.NaN])(
+    'refuses --batch-size %s before any change',
+    async (n) => {
+      await db.withOwnConnection((c) => c.query('CREATE TABLE public.fresh (body text)'));
+      try {
+        const error = await db
+          .withOwnConnection((c) =>
+            runEmbed(c, provider, { table: 'fresh', textColumn: 'body', batchSize: n }, recorder()),
+          )
+          .catch((e: unknown) => e);
+        expect(isAppError(error) && error.category).toBe('input');
+        expect((error as Error).message).toContain('--batch-size must be a whole number');
+        expect(await columnsOf('fresh')).toEqual(['body']);
+      } finally {
+        await db.withOwnConnection((c) => c.query('DROP TABLE public.fresh'));
+      }
+    },
+  );
+
   it('leaves no new columns behind when the first batch fails', async () => {
     await db.withOwnConnection((c) =>
       c.query("CREATE TABLE public.fragile (body text); INSERT INTO public.fragile VALUES ('a')"),
