@@ -1,6 +1,6 @@
 // The options and actions of pgmcp's commands. main.ts assembles them into the program; the
 // conformance fixture server (test/conformance/serve.ts) reuses `serve`'s with an AppExtension.
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { isAppError } from '../core/errors.js';
 import type { Config, ConfigFlags } from '../config/index.js';
 import { LOG_LEVELS } from '../config/levels.js';
@@ -46,6 +46,23 @@ export function fail(error: unknown): never {
 /** --log-level, with the levels pino knows. */
 export const logLevelOption = (description = 'log level'): Option =>
   new Option('--log-level <level>', description).choices(LOG_LEVELS);
+
+/** The largest `pgmcp embed --batch-size`: the largest batch any provider may be configured with. */
+export const EMBED_MAX_BATCH_SIZE = 10_000;
+
+/**
+ * A parser for an option that takes a whole number from `min` to `max`: anything else (0, -5,
+ * 1.5, 12abc) is a usage error, which exits 2 with commander's one-line message.
+ */
+export const wholeNumber =
+  (min: number, max: number) =>
+  (value: string): number => {
+    const n = /^\s*\d+\s*$/.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}.`);
+    }
+    return n;
+  };
 
 /** The options every command takes. */
 export const common = (command: Command): Command =>

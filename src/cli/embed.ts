@@ -9,6 +9,7 @@ import { quoteIdent } from '../core/sql.js';
 import { redactUrl, type Config } from '../config/index.js';
 import { createDatabase } from '../db/database.js';
 import { createEmbeddingProviders, type EmbeddingProvider } from '../embeddings/index.js';
+import { EMBED_MAX_BATCH_SIZE } from './commands.js';
 import { createLogger } from './logger.js';
 
 export interface EmbedOptions {
@@ -82,13 +83,25 @@ async function ensurePgvector(client: pg.ClientBase): Promise<string> {
 }
 
 async function columnType(client: pg.ClientBase, schema: string, table: string, column: string) {
-  const { rows } = await client.query<{ type: string }>(
-    `SELECT pg_catalog.format_type(a.atttypid, a.atttypmod) AS type
-     FROM pg_catalog.pg_attribute a
+  // typcategory 'S' is PostgreSQL's string category: text, varchar, char, name, citext and
+  // domains over them (a domain takes its base type's category).
+  const { rows } = await client.query<{ type: string; textual: boolean }>(
+    `SELECT pg_catalog.format_type(a.atttypid, a.atttypmod) AS type, t.typcategory = 'S' AS textual
+     FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
      WHERE a.attrelid = pg_catalog.to_regclass($1) AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped`,
     [`${quoteIdent(schema)}.${quoteIdent(table)}`, column],
   );
-  return rows[0]?.type ?? null;
+  return rows[0] ?? null;
+}
+
+function checkBatchSize(n: number, given: string | number = n): void {
+  if (!Number.isSafeInteger(n) || n < 1 || n > EMBED_MAX_BATCH_SIZE) {
+    throw new AppError(
+      ErrorCodes.TOOL_INPUT_INVALID,
+      `--batch-size must be a whole number from 1 to ${EMBED_MAX_BATCH_SIZE}, not ${String(given)}.`,
+      { category: 'input', details: { batchSize: String(given) } },
+    );
+  }
 }
 
 export async function runEmbed(
@@ -97,6 +110,7 @@ export async function runEmbed(
   options: EmbedOptions,
   out: EmbedOutput,
 ): Promise<{ embedded: number; pending: number; createdColumn: boolean; index: string | null }> {
+  if (options.batchSize !== undefined) checkBatchSize(options.batchSize);
   const { schema, table } = splitName(options.table);
   const rel = `${quoteIdent(schema)}.${quoteIdent(table)}`;
   const exists = await client.query('SELECT pg_catalog.to_regclass($1) AS oid', [rel]);
@@ -106,81 +120,134 @@ export async function runEmbed(
     });
   }
   const text = options.textColumn;
-  if ((await columnType(client, schema, table, text)) === null) {
+  const source = await columnType(client, schema, table, text);
+  if (source === null) {
     throw new AppError(
       ErrorCodes.TOOL_INPUT_INVALID,
       `${schema}.${table} has no column '${text}' to embed.`,
       { category: 'not_found' },
     );
   }
-  const ext = await ensurePgvector(client);
+  if (!source.textual) {
+    throw new AppError(
+      ErrorCodes.TOOL_INPUT_INVALID,
+      `${schema}.${table}.${text} is ${source.type}, not text; --text-column must name a text, varchar, char or citext column.`,
+      { category: 'input', details: { column: text, type: source.type } },
+    );
+  }
   const vector = options.vectorColumn ?? `${text}_embedding`;
   const hash = `${vector}_source_md5`;
   const v = quoteIdent(vector);
   const h = quoteIdent(hash);
   const c = quoteIdent(text);
 
-  // The dimensions: the column's, else the provider's, else learn them from one text.
-  let type = await columnType(client, schema, table, vector);
-  let createdColumn = false;
-  if (type === null) {
-    let dims = provider.dimensions;
-    if (dims === null) dims = (await provider.embed(['dimensions probe'])).vectors[0]!.length;
-    await client.query(`ALTER TABLE ${rel} ADD COLUMN ${v} ${quoteIdent(ext)}.vector(${dims})`);
-    type = `vector(${dims})`;
-    createdColumn = true;
-    out.line(`added column ${vector} vector(${dims})`);
-  }
-  const declared = /\((\d+)\)/.exec(type);
-  const dims = declared ? Number(declared[1]) : null;
-  if ((await columnType(client, schema, table, hash)) === null) {
-    await client.query(`ALTER TABLE ${rel} ADD COLUMN ${h} text`);
-  }
+  // The extension, the new columns and the first batch commit together: a run that fails
+  // before its first batch is written leaves the table as it was. Later batches commit one
+  // by one, so an interrupted run resumes.
+  await client.query('BEGIN');
+  let open = true;
+  const commit = async () => {
+    if (!open) return;
+    await client.query('COMMIT');
+    open = false;
+  };
+  try {
+    const ext = await ensurePgvector(client);
 
-  const pendingWhere = `${c} IS NOT NULL AND (${v} IS NULL OR ${h} IS DISTINCT FROM md5(${c}))`;
-  const counted = await client.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM ${rel} WHERE ${pendingWhere}`,
-  );
-  const pending = counted.rows[0]!.n;
-  out.line(
-    `${schema}.${table}: ${pending} row(s) to embed with ${provider.name}/${provider.model} into ${vector}`,
-  );
-  const batchSize = options.batchSize ?? provider.batchSize;
-  let done = 0;
-  out.progress(0, pending);
-  // Rows whose text changes while we embed are skipped by the md5 guard and stay pending.
-  let skipped = new Set<string>();
-  for (;;) {
-    const { rows } = await client.query<{ id: string; body: string; md5: string }>(
-      `SELECT ctid::text AS id, ${c}::text AS body, md5(${c}) AS md5 FROM ${rel}
-       WHERE ${pendingWhere} AND NOT (ctid::text = ANY ($1::text[])) LIMIT ${batchSize}`,
-      [[...skipped]],
-    );
-    if (rows.length === 0) break;
-    const { vectors } = await provider.embed(
-      rows.map((r) => r.body),
-      { purpose: 'document' },
-    );
-    if (dims !== null && vectors[0]!.length !== dims) {
-      throw new AppError(
-        ErrorCodes.EMBEDDING_DIMENSION_MISMATCH,
-        `${provider.name}/${provider.model} makes ${vectors[0]!.length} dimensions but ${schema}.${table}.${vector} has ${dims}. Use the provider that filled the column, or another --vector-column.`,
-        { category: 'input', details: { got: vectors[0]!.length, expected: dims } },
-      );
+    // The dimensions: the column's, else the provider's, else learn them from one text.
+    let type = (await columnType(client, schema, table, vector))?.type ?? null;
+    let createdColumn = false;
+    if (type === null) {
+      let dims = provider.dimensions;
+      if (dims === null) dims = (await provider.embed(['dimensions probe'])).vectors[0]!.length;
+      await client.query(`ALTER TABLE ${rel} ADD COLUMN ${v} ${quoteIdent(ext)}.vector(${dims})`);
+      type = `vector(${dims})`;
+      createdColumn = true;
+      out.line(`added column ${vector} vector(${dims})`);
     }
-    const updated = await client.query<{ id: string }>(
-      `UPDATE ${rel} AS t SET ${v} = x.v::${quoteIdent(ext)}.vector, ${h} = x.md5
-       FROM unnest($1::text[], $2::text[], $3::text[]) AS x(id, v, md5)
-       WHERE t.ctid = x.id::tid AND md5(t.${c}) = x.md5
-       RETURNING x.id`,
-      [rows.map((r) => r.id), vectors.map((vec) => `[${vec.join(',')}]`), rows.map((r) => r.md5)],
-    );
-    const written = new Set(updated.rows.map((r) => r.id));
-    skipped = new Set([...skipped, ...rows.map((r) => r.id).filter((id) => !written.has(id))]);
-    done += written.size;
-    out.progress(Math.min(done, pending), pending);
-  }
+    const declared = /\((\d+)\)/.exec(type);
+    const dims = declared ? Number(declared[1]) : null;
+    if ((await columnType(client, schema, table, hash)) === null) {
+      await client.query(`ALTER TABLE ${rel} ADD COLUMN ${h} text`);
+    }
 
+    const pendingWhere = `${c} IS NOT NULL AND (${v} IS NULL OR ${h} IS DISTINCT FROM md5(${c}))`;
+    const counted = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${rel} WHERE ${pendingWhere}`,
+    );
+    const pending = counted.rows[0]!.n;
+    out.line(
+      `${schema}.${table}: ${pending} row(s) to embed with ${provider.name}/${provider.model} into ${vector}`,
+    );
+    const batchSize = options.batchSize ?? provider.batchSize;
+    let done = 0;
+    out.progress(0, pending);
+    // Rows whose text changes while we embed are skipped by the md5 guard and stay pending.
+    let skipped = new Set<string>();
+    for (;;) {
+      const { rows } = await client.query<{ id: string; body: string; md5: string }>(
+        `SELECT ctid::text AS id, ${c}::text AS body, md5(${c}) AS md5 FROM ${rel}
+         WHERE ${pendingWhere} AND NOT (ctid::text = ANY ($1::text[])) LIMIT ${batchSize}`,
+        [[...skipped]],
+      );
+      if (rows.length === 0) break;
+      const { vectors } = await provider.embed(
+        rows.map((r) => r.body),
+        { purpose: 'document' },
+      );
+      if (dims !== null && vectors[0]!.length !== dims) {
+        throw new AppError(
+          ErrorCodes.EMBEDDING_DIMENSION_MISMATCH,
+          `${provider.name}/${provider.model} makes ${vectors[0]!.length} dimensions but ${schema}.${table}.${vector} has ${dims}. Use the provider that filled the column, or another --vector-column.`,
+          { category: 'input', details: { got: vectors[0]!.length, expected: dims } },
+        );
+      }
+      const updated = await client.query<{ id: string }>(
+        `UPDATE ${rel} AS t SET ${v} = x.v::${quoteIdent(ext)}.vector, ${h} = x.md5
+         FROM unnest($1::text[], $2::text[], $3::text[]) AS x(id, v, md5)
+         WHERE t.ctid = x.id::tid AND md5(t.${c}) = x.md5
+         RETURNING x.id`,
+        [rows.map((r) => r.id), vectors.map((vec) => `[${vec.join(',')}]`), rows.map((r) => r.md5)],
+      );
+      await commit();
+      const written = new Set(updated.rows.map((r) => r.id));
+      skipped = new Set([...skipped, ...rows.map((r) => r.id).filter((id) => !written.has(id))]);
+      done += written.size;
+      out.progress(Math.min(done, pending), pending);
+    }
+    await commit();
+    return await finish(client, options, out, {
+      rel,
+      table,
+      vector,
+      v,
+      ext,
+      done,
+      pending,
+      createdColumn,
+    });
+  } catch (error) {
+    if (open) await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+async function finish(
+  client: pg.ClientBase,
+  options: EmbedOptions,
+  out: EmbedOutput,
+  run: {
+    rel: string;
+    table: string;
+    vector: string;
+    v: string;
+    ext: string;
+    done: number;
+    pending: number;
+    createdColumn: boolean;
+  },
+): Promise<{ embedded: number; pending: number; createdColumn: boolean; index: string | null }> {
+  const { rel, table, vector, v, ext, done, pending, createdColumn } = run;
   let index: string | null = null;
   if (options.createIndex) {
     index = `${table}_${vector}_${options.createIndex}_idx`.slice(0, 63);

@@ -9,6 +9,7 @@ import {
   parseCompatNames,
   pgRunner,
 } from '../tools/handlers/install.js';
+import { quoteIdent } from '../core/sql.js';
 import { createDatabase } from '../db/database.js';
 import { connectionDetail } from '../db/errors.js';
 import { createLogger } from './logger.js';
@@ -19,6 +20,19 @@ export interface InstallOptions {
   names?: string;
   /** The role pgmcp serves as: give it what it needs (`--grant-runtime ROLE`). */
   grantRuntime?: string;
+}
+
+async function requireRole(client: pg.PoolClient, role: string): Promise<void> {
+  const { rowCount } = await client.query('SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1', [
+    role,
+  ]);
+  if (rowCount === 0) {
+    throw new AppError(
+      ErrorCodes.CONFIG_INVALID,
+      `--grant-runtime: role "${role}" does not exist; create it first (CREATE ROLE ${quoteIdent(role)} LOGIN) or name the role pgmcp serves as. Nothing was changed.`,
+      { category: 'input', details: { role } },
+    );
+  }
 }
 
 export async function install(config: Config, options: InstallOptions = {}): Promise<number> {
@@ -39,6 +53,9 @@ export async function install(config: Config, options: InstallOptions = {}): Pro
   try {
     return await db.withOwnConnection(async (client: pg.PoolClient) => {
       connected = true;
+      // Checked before anything changes: a misspelt role would otherwise fail after the
+      // registry is installed, leaving it without its grants and change notifications.
+      if (options.grantRuntime) await requireRole(client, options.grantRuntime);
       const outcome = await applyRegistryScripts(pgRunner(client));
       out(`registry schema version before: ${outcome.before ?? 'not installed'}`);
       out(`registry schema version after:  ${outcome.after}`);

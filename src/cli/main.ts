@@ -1,7 +1,7 @@
 // pgmcp command line: the composition root and the only code that writes to stdout/stderr.
 // Each command's code is imported when that command runs (cold start: a stdio server is
 // spawned per session and must answer quickly; `--version` loads next to nothing).
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import type { tokenCreate, userCommand } from './auth-commands.js';
 import {
   common,
@@ -9,6 +9,8 @@ import {
   defineServe,
   fail,
   logLevelOption,
+  EMBED_MAX_BATCH_SIZE,
+  wholeNumber,
   type CommonOptions,
 } from './commands.js';
 import type { ChatOptions } from './chat/index.js';
@@ -91,13 +93,19 @@ common(
       'vector column to fill (default <text-column>_embedding; created when missing)',
     )
     .option('--provider <name>', 'embedding provider (default: embeddings.provider)')
-    .option('--create-index <method>', 'create an index on the vector column: hnsw or ivfflat')
-    .option('--batch-size <n>', 'texts per provider request', (v) => Number.parseInt(v, 10)),
+    .addOption(
+      new Option(
+        '--create-index <method>',
+        'create an index on the vector column: hnsw or ivfflat',
+      ).choices(['hnsw', 'ivfflat']),
+    )
+    .option(
+      '--batch-size <n>',
+      `texts per provider request (1 to ${EMBED_MAX_BATCH_SIZE})`,
+      wholeNumber(1, EMBED_MAX_BATCH_SIZE),
+    ),
 ).action(async (options: CommonOptions & EmbedOptions) => {
   try {
-    if (options.createIndex !== undefined && !['hnsw', 'ivfflat'].includes(options.createIndex)) {
-      throw new Error(`--create-index must be hnsw or ivfflat, not ${options.createIndex}`);
-    }
     const { embed } = await import('./embed.js');
     process.exitCode = await embed(await configFrom(options), options);
   } catch (error) {

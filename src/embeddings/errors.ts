@@ -54,6 +54,19 @@ export function unknownModel(provider: string, model: string, message: string): 
   );
 }
 
+/** A call asked for a model the provider does not serve (the offline provider has only one). */
+export function modelNotServed(
+  provider: string,
+  model: string,
+  served: readonly string[],
+): AppError {
+  return new AppError(
+    ErrorCodes.EMBEDDING_MODEL_UNKNOWN,
+    `The ${provider} embedding provider has no model '${model}'; it serves ${served.join(', ')}. Leave model out to use the configured one.`,
+    { category: 'input', details: { provider, model } },
+  );
+}
+
 export function dimensionMismatch(
   got: number,
   expected: number,

@@ -1,6 +1,6 @@
 // The configured embedding providers, built once and looked up by name.
 import type { EmbeddingsConfig } from '../config/index.js';
-import { unknownProvider } from './errors.js';
+import { modelNotServed, unknownProvider } from './errors.js';
 import { createOfflineProvider } from './offline.js';
 import { createRemoteProvider, REMOTE_KINDS, type RemoteRuntime } from './remote.js';
 import type { EmbeddingProvider } from './types.js';
@@ -35,8 +35,9 @@ export function createEmbeddingProviders(
       const variantKey = `${key}\u0000${model}`;
       let variant = variants.get(variantKey);
       if (!variant) {
-        // The offline provider has one model; another name for it is still that model.
-        if (key === 'offline') return provider;
+        // The offline provider has one model: answering another name with it would hand back
+        // vectors of a model the caller did not ask for.
+        if (key === 'offline') throw modelNotServed(key, model, [provider.model]);
         const kind = key as (typeof REMOTE_KINDS)[number];
         variant = createRemoteProvider(kind, { ...config[kind], model, dimensions: null }, runtime);
         variants.set(variantKey, variant);

@@ -143,6 +143,17 @@ describe('pgmcp --version and --help', () => {
       [['serve', '--log-level', 'loud'], /argument 'loud' is invalid/],
       [['token', 'create'], /required option '--name <name>' not specified/],
       [['token', 'create', '--name', 'x', '--expires', '3w'], /^pgmcp: expected a lifetime/],
+      ...['0', '-5', '1.5', '12abc', '10001'].map(
+        (n) =>
+          [
+            ['embed', '--table', 't', '--text-column', 'c', '--batch-size', n],
+            /argument '.*' is invalid\. expected a whole number from 1 to 10000/,
+          ] as const,
+      ),
+      [
+        ['embed', '--table', 't', '--text-column', 'c', '--create-index', 'btree'],
+        /argument 'btree' is invalid/,
+      ],
     ] as const) {
       const run = await runPgmcp([...args]);
       expect(run.code, args.join(' ')).toBe(2);

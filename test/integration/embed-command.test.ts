@@ -40,6 +40,17 @@ describe('pgmcp embed on the embedded database', () => {
     rmSync(root, { recursive: true, force: true });
   }, 30_000);
 
+  const columnsOf = async (table: string): Promise<string[]> =>
+    (
+      await db.withOwnConnection((c) =>
+        c.query<{ name: string }>(
+          `SELECT attname AS name FROM pg_attribute
+           WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+          [`public.${table}`],
+        ),
+      )
+    ).rows.map((r) => r.name);
+
   it('creates the column and the index, and fills every row in batches', async () => {
     const out = recorder();
     const result = await db.withOwnConnection((c) =>
@@ -85,6 +96,57 @@ describe('pgmcp embed on the embedded database', () => {
       runEmbed(c, provider, { table: 'notes', textColumn: 'body' }, recorder()),
     );
     expect(again).toMatchObject({ embedded: 0, pending: 0 });
+  });
+
+  it('refuses a text column that is not text, before changing the table', async () => {
+    const error = await db
+      .withOwnConnection((c) =>
+        runEmbed(c, provider, { table: 'notes', textColumn: 'id' }, recorder()),
+      )
+      .catch((e: unknown) => e);
+    expect(isAppError(error) && error.category).toBe('input');
+    expect((error as Error).message).toContain('notes.id is integer, not text');
+    expect(await columnsOf('notes')).not.toContain('id_embedding');
+  });
+
+  it.each([0, -5, 1.5, 10_001, Number.NaN])(
+    'refuses --batch-size %s before any change',
+    async (n) => {
+      await db.withOwnConnection((c) => c.query('CREATE TABLE public.fresh (body text)'));
+      try {
+        const error = await db
+          .withOwnConnection((c) =>
+            runEmbed(c, provider, { table: 'fresh', textColumn: 'body', batchSize: n }, recorder()),
+          )
+          .catch((e: unknown) => e);
+        expect(isAppError(error) && error.category).toBe('input');
+        expect((error as Error).message).toContain('--batch-size must be a whole number');
+        expect(await columnsOf('fresh')).toEqual(['body']);
+      } finally {
+        await db.withOwnConnection((c) => c.query('DROP TABLE public.fresh'));
+      }
+    },
+  );
+
+  it('leaves no new columns behind when the first batch fails', async () => {
+    await db.withOwnConnection((c) =>
+      c.query("CREATE TABLE public.fragile (body text); INSERT INTO public.fragile VALUES ('a')"),
+    );
+    const failing = {
+      ...provider,
+      embed: () => Promise.reject(new Error('provider down')),
+    };
+    try {
+      const error = await db
+        .withOwnConnection((c) =>
+          runEmbed(c, failing, { table: 'fragile', textColumn: 'body' }, recorder()),
+        )
+        .catch((e: unknown) => e);
+      expect((error as Error).message).toBe('provider down');
+      expect(await columnsOf('fragile')).toEqual(['body']);
+    } finally {
+      await db.withOwnConnection((c) => c.query('DROP TABLE public.fragile'));
+    }
   });
 
   it('refuses a provider whose vectors do not fit the column', async () => {
