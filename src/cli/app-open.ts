@@ -199,6 +199,8 @@ export async function openDatabases(
       entry.name,
       createLiveCatalog({
         db: target,
+        // With several databases every warning says which one it is about.
+        ...(several ? { database: entry.name } : {}),
         registry: several ? directory.get(entry.name)!.registry : registry,
         // A reload (change notification or TTL) drops the policy's remembered lookups too.
         catalog: {
@@ -247,7 +249,7 @@ export async function openDatabases(
       }
       logger.warn(
         { database: entry.name },
-        'a database is unavailable: its routines will be loaded when it answers',
+        `database ${entry.name} is unavailable: its routines will be loaded when it answers`,
       );
     }
   }
@@ -266,7 +268,7 @@ export async function openDatabases(
     const live = lives.get(entry.name)!;
     return startCatalogWatch({
       db: target,
-      logger,
+      logger: several ? logger.child({ database: entry.name }) : logger,
       ttlMs: CATALOG_TTL_MS,
       // Serving never changes the database: the trigger is installed by `pgmcp install`.
       installTrigger: false,

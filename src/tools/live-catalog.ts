@@ -24,6 +24,8 @@ export interface LiveCatalogOptions {
   /** Invalidated on every reload so get_schema_info sees new tables. */
   catalog?: Pick<Catalog, 'invalidate'>;
   logger: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
+  /** The database's name, said in every warning (with several databases, which one failed). */
+  database?: string;
   routines: Omit<RoutineToolOptions, 'warn'>;
   /** Registry handlers; omit to leave them out. */
   handlers?: {
@@ -117,6 +119,8 @@ export function nameClashError(clashes: readonly string[]): AppError {
 
 export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
   const { db, registry, logger } = options;
+  const named = options.database === undefined ? {} : { database: options.database };
+  const ofDatabase = options.database === undefined ? '' : ` of database ${options.database}`;
   const owned: Record<Slot, Map<string, Owned>> = {
     tools: new Map(),
     resources: new Map(),
@@ -128,7 +132,10 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
   const warnOnce = (message: string): void => {
     if (warned.has(message)) return;
     warned.add(message);
-    logger.warn({}, message);
+    logger.warn(
+      named,
+      options.database === undefined ? message : `${message} (database ${options.database})`,
+    );
   };
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -159,8 +166,8 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
       }
     } catch (error) {
       logger.warn(
-        { err: { message: (error as Error).message } },
-        'annotated routines not reloaded; keeping the current ones',
+        { ...named, err: { message: (error as Error).message } },
+        `annotated routines${ofDatabase} not reloaded; keeping the current ones`,
       );
       for (const [name, entry] of owned.tools) {
         const spec = entry.source === 'routine' ? registry.tool(name)?.spec : undefined;
@@ -176,12 +183,15 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
     try {
       handlers = await loadRegistryHandlers(db, options.handlers);
       for (const { what, error } of handlers.skipped ?? []) {
-        logger.warn({ err: { message: error.message } }, `registry handler ${what} not served`);
+        logger.warn(
+          { ...named, err: { message: error.message } },
+          `registry handler ${what}${ofDatabase} not served`,
+        );
       }
     } catch (error) {
       logger.warn(
-        { err: { message: (error as Error).message } },
-        'registry handlers not reloaded; keeping the current ones',
+        { ...named, err: { message: (error as Error).message } },
+        `registry handlers${ofDatabase} not reloaded; keeping the current ones`,
       );
     }
     for (const slot of SLOTS) {
@@ -267,7 +277,7 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
     result.changed = applied.changed;
     for (const clash of clashes)
       warnOnce(`A name is claimed twice (the first is served): ${clash}`);
-    logger.debug({ reason, ...result }, 'live catalog reloaded');
+    logger.debug({ ...named, reason, ...result }, `live catalog${ofDatabase} reloaded`);
     return result;
   };
 

@@ -1,0 +1,88 @@
+// Annotated routines with several databases (docs/databases.md): a database that is down is
+// named in the warnings and in the error of a call routed to it, and a routine of a non-default
+// database that takes a built-in's name is skipped with a warning instead of stopping the
+// server (in the default database it still stops the start, exit 2).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realPostgres, withClient, type RealPostgres } from '../helpers/postgres.js';
+import { serverEnv, spawnStdio, type StdioPeer } from '../helpers/server.js';
+
+const info = await realPostgres(
+  'test/e2e/databases-routines.test.ts (routines of several databases)',
+);
+
+const suffix = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+
+describe.skipIf(!info)('routines of several databases', () => {
+  const pgInfo = info as RealPostgres;
+  const alphaName = `pgmcp_rdb_alpha_${suffix}`;
+  const betaName = `pgmcp_rdb_beta_${suffix}`;
+  const urlFor = (base: string, db: string): string => {
+    const u = new URL(base);
+    u.pathname = `/${db}`;
+    return u.toString();
+  };
+  const root = mkdtempSync(join(tmpdir(), 'pgmcp-rdb-'));
+  const env = serverEnv({ PGMCP_LOG_LEVEL: 'warn', PGMCP_DATA_DIR: join(root, 'data') });
+  const config = (defaultFirst: 'alpha' | 'beta'): string => {
+    const file = join(root, `pgmcp-${defaultFirst}.yaml`);
+    const alpha = ['  - name: alpha', `    url: ${urlFor(pgInfo.url, alphaName)}`];
+    const beta = ['  - name: beta', `    url: ${urlFor(pgInfo.url, betaName)}`];
+    writeFileSync(
+      file,
+      [
+        'databases:',
+        ...(defaultFirst === 'alpha' ? [...alpha, ...beta] : [...beta, ...alpha]),
+        '  - name: down',
+        '    url: postgres://nobody@127.0.0.1:1/nothing',
+        '',
+      ].join('\n'),
+    );
+    return file;
+  };
+  let peer: StdioPeer;
+
+  beforeAll(async () => {
+    await withClient(pgInfo.adminUrl, async (c) => {
+      await c.query(`CREATE DATABASE ${alphaName}`);
+      await c.query(`CREATE DATABASE ${betaName}`);
+    });
+    for (const db of [alphaName, betaName]) {
+      await withClient(urlFor(pgInfo.adminUrl, db), (c) =>
+        c.query(`CREATE FUNCTION public.where_am_i() RETURNS text LANGUAGE sql STABLE
+            AS $$ SELECT current_database() $$;
+          COMMENT ON FUNCTION public.where_am_i() IS '@mcp Which database answers'`),
+      );
+    }
+    peer = spawnStdio(['--config', config('alpha')], { env });
+    const init = await peer.request(1, 'initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 't', version: '1' },
+    });
+    expect(init.result?.protocolVersion, peer.stderr()).toBe('2025-11-25');
+    peer.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await peer?.stop();
+    rmSync(root, { recursive: true, force: true });
+    await withClient(pgInfo.adminUrl, async (c) => {
+      for (const db of [alphaName, betaName]) {
+        await c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+      }
+    });
+  });
+
+  it('names the database that is down in the start-up warnings', async () => {
+    await peer.request(2, 'tools/list', {});
+    const warnings = peer
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('not reloaded'));
+    expect(warnings.length, peer.stderr()).toBeGreaterThan(0);
+    for (const line of warnings) expect(line).toContain('of database down');
+  });
+});
