@@ -234,7 +234,11 @@ export async function openDatabases(
   for (const { entry } of opened) {
     try {
       const first = await lives.get(entry.name)!.reload('start');
-      if (first.clashes.length > 0) {
+      // A clash in a database other than the default is skipped (the live catalog warned,
+      // naming the database and both places): whoever writes routines in one database must
+      // not be able to stop the server for every other.
+      const fatal = !several || entry.name === directory.defaultName;
+      if (first.clashes.length > 0 && fatal) {
         await closeOpened();
         throw nameClashError(
           several ? first.clashes.map((c) => `${c} (database ${entry.name})`) : first.clashes,

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realPostgres, withClient, type RealPostgres } from '../helpers/postgres.js';
-import { serverEnv, spawnStdio, type StdioPeer } from '../helpers/server.js';
+import { runPgmcp, serverEnv, spawnStdio, type StdioPeer } from '../helpers/server.js';
 
 const info = await realPostgres(
   'test/e2e/databases-routines.test.ts (routines of several databases)',
@@ -56,6 +56,12 @@ describe.skipIf(!info)('routines of several databases', () => {
           COMMENT ON FUNCTION public.where_am_i() IS '@mcp Which database answers'`),
       );
     }
+    // Database beta's routine takes the name of a built-in tool.
+    await withClient(urlFor(pgInfo.adminUrl, betaName), (c) =>
+      c.query(`CREATE FUNCTION public.count_rows(t text) RETURNS int LANGUAGE sql STABLE
+          AS 'SELECT 1';
+        COMMENT ON FUNCTION public.count_rows(text) IS '@mcp Counts nothing'`),
+    );
     peer = spawnStdio(['--config', config('alpha')], { env });
     const init = await peer.request(1, 'initialize', {
       protocolVersion: '2025-11-25',
@@ -84,5 +90,32 @@ describe.skipIf(!info)('routines of several databases', () => {
       .filter((line) => line.includes('not reloaded'));
     expect(warnings.length, peer.stderr()).toBeGreaterThan(0);
     for (const line of warnings) expect(line).toContain('of database down');
+  });
+
+  it("skips a non-default database's routine named like a built-in, with a warning", async () => {
+    const list = await peer.request(5, 'tools/list', {});
+    const names = list.result.tools.map((t: { name: string }) => t.name);
+    expect(names).toContain('count_rows');
+    expect(names).toContain('where_am_i');
+    expect(peer.stderr()).toMatch(
+      /tool count_rows: built-in, and function public\.count_rows\(text\)[^\n]*database beta/,
+    );
+    const call = await peer.request(6, 'tools/call', {
+      name: 'count_rows',
+      arguments: { database: 'beta', table: 'pg_catalog.pg_class' },
+    });
+    // The built-in answers, not beta's routine.
+    expect(JSON.stringify(call.result)).not.toContain('Counts nothing');
+  });
+
+  it('still refuses to start when the routine is in the default database', async () => {
+    const run = await runPgmcp(['serve', '--stdio', '--config', config('beta')], {
+      env,
+      timeoutMs: 60_000,
+    });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(
+      /A name is claimed twice: tool count_rows: built-in, and function public\.count_rows\(text\) \(database beta\)/,
+    );
   });
 });
