@@ -229,7 +229,12 @@ export async function openDatabases(
     );
   }
   const routed = several
-    ? createDatabaseCatalogs(registry, directory, (name) => lives.get(name)!.owned())
+    ? createDatabaseCatalogs(
+        registry,
+        directory,
+        (name) => lives.get(name)!.owned(),
+        (name) => lives.get(name)!.known(),
+      )
     : null;
   for (const { entry } of opened) {
     try {

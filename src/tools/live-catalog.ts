@@ -53,6 +53,11 @@ export interface ReloadResult {
 export interface LiveCatalog {
   /** Read both sources and apply the difference. Calls never overlap: a second one waits. */
   reload(reason?: string): Promise<ReloadResult>;
+  /**
+   * Whether the last reload read both sources (false before the first, and after one that
+   * could not reach the database: what is served then may not be all the database has).
+   */
+  known(): boolean;
   /** What this module currently owns in the registry, by kind (for tests and diagnostics). */
   owned(): { tools: string[]; resources: string[]; templates: string[]; prompts: string[] };
 }
@@ -138,6 +143,7 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
     );
   };
   let queue: Promise<unknown> = Promise.resolve();
+  let readAll = false;
 
   /** The registry's entries for the names we own (what a source that failed keeps serving). */
   const current = (slot: Slot): AnySpec[] =>
@@ -157,6 +163,8 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
     const clashes: string[] = [];
     const desired: Desired = { tools: [], resources: [], templates: [], prompts: [] };
     const source = new Map<string, Owned['source']>();
+    readAll = false;
+    let failed = false;
     try {
       const tools = await loadRoutineTools(db, { ...options.routines, warn: warnOnce });
       desired.tools.push(...tools);
@@ -165,6 +173,7 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
         places.set(`tools:${t.name}`, t.source);
       }
     } catch (error) {
+      failed = true;
       logger.warn(
         { ...named, err: { message: (error as Error).message } },
         `annotated routines${ofDatabase} not reloaded; keeping the current ones`,
@@ -178,7 +187,10 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
         }
       }
     }
-    if (!options.handlers) return { desired, source, places, clashes };
+    if (!options.handlers) {
+      readAll = !failed;
+      return { desired, source, places, clashes };
+    }
     let handlers: LoadedHandlers | null = null;
     try {
       handlers = await loadRegistryHandlers(db, options.handlers);
@@ -189,11 +201,13 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
         );
       }
     } catch (error) {
+      failed = true;
       logger.warn(
         { ...named, err: { message: (error as Error).message } },
         `registry handlers${ofDatabase} not reloaded; keeping the current ones`,
       );
     }
+    readAll = !failed;
     for (const slot of SLOTS) {
       const specs: AnySpec[] = handlers
         ? handlers[slot]
@@ -287,6 +301,7 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
       queue = run.catch(() => undefined);
       return run;
     },
+    known: () => readAll,
     owned: () => ({
       tools: [...owned.tools.keys()].sort(),
       resources: [...owned.resources.keys()].sort(),

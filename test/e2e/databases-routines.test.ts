@@ -92,6 +92,22 @@ describe.skipIf(!info)('routines of several databases', () => {
     for (const line of warnings) expect(line).toContain('of database down');
   });
 
+  it('answers a routine call routed to a database that is down as unavailable, naming it', async () => {
+    const up = await peer.request(3, 'tools/call', { name: 'where_am_i', arguments: {} });
+    expect(up.result.structuredContent).toEqual({ value: alphaName });
+    const down = await peer.request(4, 'tools/call', {
+      name: 'where_am_i',
+      arguments: { database: 'down' },
+    });
+    expect(down.result.isError).toBe(true);
+    const text = down.result.content[0].text as string;
+    expect(text).toMatch(/^Database unavailable: down /);
+    expect(text).not.toContain('not defined');
+    expect(down.result._meta?.['pgmcp/error']?.code ?? JSON.stringify(down.result)).toMatch(
+      /PGMCP201/,
+    );
+  });
+
   it("skips a non-default database's routine named like a built-in, with a warning", async () => {
     const list = await peer.request(5, 'tools/list', {});
     const names = list.result.tools.map((t: { name: string }) => t.name);
