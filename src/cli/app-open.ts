@@ -199,6 +199,8 @@ export async function openDatabases(
       entry.name,
       createLiveCatalog({
         db: target,
+        // With several databases every warning says which one it is about.
+        ...(several ? { database: entry.name } : {}),
         registry: several ? directory.get(entry.name)!.registry : registry,
         // A reload (change notification or TTL) drops the policy's remembered lookups too.
         catalog: {
@@ -227,12 +229,21 @@ export async function openDatabases(
     );
   }
   const routed = several
-    ? createDatabaseCatalogs(registry, directory, (name) => lives.get(name)!.owned())
+    ? createDatabaseCatalogs(
+        registry,
+        directory,
+        (name) => lives.get(name)!.owned(),
+        (name) => lives.get(name)!.known(),
+      )
     : null;
   for (const { entry } of opened) {
     try {
       const first = await lives.get(entry.name)!.reload('start');
-      if (first.clashes.length > 0) {
+      // A clash in a database other than the default is skipped (the live catalog warned,
+      // naming the database and both places): whoever writes routines in one database must
+      // not be able to stop the server for every other.
+      const fatal = !several || entry.name === directory.defaultName;
+      if (first.clashes.length > 0 && fatal) {
         await closeOpened();
         throw nameClashError(
           several ? first.clashes.map((c) => `${c} (database ${entry.name})`) : first.clashes,
@@ -247,7 +258,7 @@ export async function openDatabases(
       }
       logger.warn(
         { database: entry.name },
-        'a database is unavailable: its routines will be loaded when it answers',
+        `database ${entry.name} is unavailable: its routines will be loaded when it answers`,
       );
     }
   }
@@ -266,7 +277,7 @@ export async function openDatabases(
     const live = lives.get(entry.name)!;
     return startCatalogWatch({
       db: target,
-      logger,
+      logger: several ? logger.child({ database: entry.name }) : logger,
       ttlMs: CATALOG_TTL_MS,
       // Serving never changes the database: the trigger is installed by `pgmcp install`.
       installTrigger: false,

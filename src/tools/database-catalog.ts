@@ -61,6 +61,8 @@ export function createDatabaseCatalogs(
   shared: Registry,
   directory: DatabaseDirectory,
   owned: (database: string) => OwnedEntries,
+  /** Whether a database's entries are known (its last reload reached it); default: always. */
+  known: (database: string) => boolean = () => true,
 ): DatabaseCatalogs {
   // The default database first, then configuration order: whose definition a name shows.
   const order = [
@@ -98,6 +100,15 @@ export function createDatabaseCatalogs(
           ? current
           : holders.find((h) => may(ctx.principal, h));
       target = name === undefined ? undefined : directory.get(name);
+    }
+    if (target && !holders.includes(target.name) && !known(target.name)) {
+      // Its entries are not known: it could not be reached, so whether it has this one is not
+      // known either. Saying it is not defined there would be a guess.
+      throw new AppError(
+        ErrorCodes.DB_UNAVAILABLE,
+        `Database unavailable: ${target.name} cannot be reached right now, so its ${WORD[slot]}s are not known (${key} among them or not). Try again later, or use another database (the database argument).`,
+        { category: 'unavailable', details: { database: target.name } },
+      );
     }
     if (!target || !holders.includes(target.name)) {
       const where = holders.filter((h) => may(ctx.principal, h));

@@ -24,6 +24,8 @@ export interface LiveCatalogOptions {
   /** Invalidated on every reload so get_schema_info sees new tables. */
   catalog?: Pick<Catalog, 'invalidate'>;
   logger: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
+  /** The database's name, said in every warning (with several databases, which one failed). */
+  database?: string;
   routines: Omit<RoutineToolOptions, 'warn'>;
   /** Registry handlers; omit to leave them out. */
   handlers?: {
@@ -51,6 +53,11 @@ export interface ReloadResult {
 export interface LiveCatalog {
   /** Read both sources and apply the difference. Calls never overlap: a second one waits. */
   reload(reason?: string): Promise<ReloadResult>;
+  /**
+   * Whether the last reload read both sources (false before the first, and after one that
+   * could not reach the database: what is served then may not be all the database has).
+   */
+  known(): boolean;
   /** What this module currently owns in the registry, by kind (for tests and diagnostics). */
   owned(): { tools: string[]; resources: string[]; templates: string[]; prompts: string[] };
 }
@@ -117,6 +124,8 @@ export function nameClashError(clashes: readonly string[]): AppError {
 
 export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
   const { db, registry, logger } = options;
+  const named = options.database === undefined ? {} : { database: options.database };
+  const ofDatabase = options.database === undefined ? '' : ` of database ${options.database}`;
   const owned: Record<Slot, Map<string, Owned>> = {
     tools: new Map(),
     resources: new Map(),
@@ -128,9 +137,13 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
   const warnOnce = (message: string): void => {
     if (warned.has(message)) return;
     warned.add(message);
-    logger.warn({}, message);
+    logger.warn(
+      named,
+      options.database === undefined ? message : `${message} (database ${options.database})`,
+    );
   };
   let queue: Promise<unknown> = Promise.resolve();
+  let readAll = false;
 
   /** The registry's entries for the names we own (what a source that failed keeps serving). */
   const current = (slot: Slot): AnySpec[] =>
@@ -150,6 +163,8 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
     const clashes: string[] = [];
     const desired: Desired = { tools: [], resources: [], templates: [], prompts: [] };
     const source = new Map<string, Owned['source']>();
+    readAll = false;
+    let failed = false;
     try {
       const tools = await loadRoutineTools(db, { ...options.routines, warn: warnOnce });
       desired.tools.push(...tools);
@@ -158,9 +173,10 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
         places.set(`tools:${t.name}`, t.source);
       }
     } catch (error) {
+      failed = true;
       logger.warn(
-        { err: { message: (error as Error).message } },
-        'annotated routines not reloaded; keeping the current ones',
+        { ...named, err: { message: (error as Error).message } },
+        `annotated routines${ofDatabase} not reloaded; keeping the current ones`,
       );
       for (const [name, entry] of owned.tools) {
         const spec = entry.source === 'routine' ? registry.tool(name)?.spec : undefined;
@@ -171,19 +187,27 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
         }
       }
     }
-    if (!options.handlers) return { desired, source, places, clashes };
+    if (!options.handlers) {
+      readAll = !failed;
+      return { desired, source, places, clashes };
+    }
     let handlers: LoadedHandlers | null = null;
     try {
       handlers = await loadRegistryHandlers(db, options.handlers);
       for (const { what, error } of handlers.skipped ?? []) {
-        logger.warn({ err: { message: error.message } }, `registry handler ${what} not served`);
+        logger.warn(
+          { ...named, err: { message: error.message } },
+          `registry handler ${what}${ofDatabase} not served`,
+        );
       }
     } catch (error) {
+      failed = true;
       logger.warn(
-        { err: { message: (error as Error).message } },
-        'registry handlers not reloaded; keeping the current ones',
+        { ...named, err: { message: (error as Error).message } },
+        `registry handlers${ofDatabase} not reloaded; keeping the current ones`,
       );
     }
+    readAll = !failed;
     for (const slot of SLOTS) {
       const specs: AnySpec[] = handlers
         ? handlers[slot]
@@ -267,7 +291,7 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
     result.changed = applied.changed;
     for (const clash of clashes)
       warnOnce(`A name is claimed twice (the first is served): ${clash}`);
-    logger.debug({ reason, ...result }, 'live catalog reloaded');
+    logger.debug({ ...named, reason, ...result }, `live catalog${ofDatabase} reloaded`);
     return result;
   };
 
@@ -277,6 +301,7 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
       queue = run.catch(() => undefined);
       return run;
     },
+    known: () => readAll,
     owned: () => ({
       tools: [...owned.tools.keys()].sort(),
       resources: [...owned.resources.keys()].sort(),

@@ -64,12 +64,13 @@ function compile(schema: JsonSchema, owner: string, dialect: '2020' | '07'): Val
 
 /**
  * A validator returning human-readable issues, or null when valid. The dialect is checked at
- * once; the schema is compiled now when `eager`, else at the first validation.
+ * once; the schema is compiled now when `eager`, else at the first validation. `subject` names
+ * the value in the issues ('arguments', or 'structuredContent' for a tool's output).
  */
 export function compileValidator(
   schema: JsonSchema,
   owner: string,
-  { eager = true }: { eager?: boolean } = {},
+  { eager = true, subject = 'arguments' }: { eager?: boolean; subject?: string } = {},
 ): ArgumentValidator {
   const dialect = dialectOf(schema, owner);
   let validate: ValidateFunction | undefined = eager ? compile(schema, owner, dialect) : undefined;
@@ -78,7 +79,7 @@ export function compileValidator(
     if (validate(value)) return null;
     return (validate.errors ?? []).map((e) => {
       const where =
-        e.instancePath === '' ? 'arguments' : `arguments${e.instancePath.replaceAll('/', '.')}`;
+        e.instancePath === '' ? subject : `${subject}${e.instancePath.replaceAll('/', '.')}`;
       const extra =
         e.keyword === 'additionalProperties'
           ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})`

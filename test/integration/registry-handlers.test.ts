@@ -254,6 +254,50 @@ describe.skipIf(!info)('SQL handler registry', () => {
     expect((hard as Error).message).toMatch(/nothing here[\s\S]*HINT: try again/);
   });
 
+  it('holds structuredContent to the outputSchema, compiled once per handler', async () => {
+    const shaped = `SELECT mcp.create_or_replace_handler(
+        '{"type":"tool","name":"NAME","requiresAuth":false,"inputSchema":{"type":"object"},
+          "outputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}',
+        $b$ BEGIN RETURN mcp.tool_result('[]', (request).request_id, false,
+          ((request).arguments->'out')); END $b$)`;
+    await withClient(adminUrl, async (c) => {
+      await c.query(shaped.replace('NAME', 'shaped'));
+      await c.query(`SELECT mcp.create_or_replace_handler(
+        '{"type":"tool","name":"unshapely","requiresAuth":false,"inputSchema":{"type":"object"},
+          "outputSchema":{"type":"object","properties":{"n":{"type":"no such type"}}}}',
+        $b$ BEGIN RETURN mcp.tool_result('[]', (request).request_id); END $b$)`);
+      if (pgInfo.role === TEST_ROLE) await c.query('SELECT mcp.grant_runtime($1)', [TEST_ROLE]);
+    });
+    try {
+      await checkShaped();
+    } finally {
+      await withClient(adminUrl, (c) =>
+        c.query("SELECT mcp.drop_handler('tool', 'shaped'), mcp.drop_handler('tool', 'unshapely')"),
+      );
+    }
+  });
+
+  async function checkShaped(): Promise<void> {
+    const again = await loadRegistryHandlers(db, { statementTimeoutMs: 5_000, allowWrites: false });
+    // A schema that does not compile cannot be held to: that handler is skipped, not served.
+    expect(again.tools.map((t) => t.name)).not.toContain('unshapely');
+    expect(again.skipped?.map((s) => s.what)).toContain('tool unshapely');
+    const shapedTool = again.tools.find((t) => t.name === 'shaped')!;
+    const ctx = createFakeContext().ctx;
+    expect((await shapedTool.call({ out: { n: 3 } }, ctx)).structuredContent).toEqual({ n: 3 });
+    for (const [out, issue] of [
+      [{ n: 'notint' }, 'structuredContent.n must be integer'],
+      [{}, "structuredContent must have required property 'n'"],
+      [null, 'structuredContent is missing'],
+    ] as const) {
+      const error = await shapedTool.call({ out }, ctx).catch((e: unknown) => e);
+      expect(isAppError(error) && error.category).toBe('database');
+      expect((error as Error).message).toBe(
+        `The tool handler shaped returned an invalid response: its structuredContent does not match its outputSchema (${issue}). Build it with mcp.tool_result(...).`,
+      );
+    }
+  }
+
   it('reads resources and gets prompts', async () => {
     const ctx = createFakeContext({ principal: ALICE }).ctx;
     const template = loaded.templates[0]!;

@@ -221,6 +221,22 @@ function suite(label: string, start: () => Promise<Setup>): void {
       });
     });
 
+    it('refuses a bytea argument that is not base64, rather than decoding it to garbage', async () => {
+      const registry = createRegistry();
+      registry.addTool(tools.get('type_echo')!);
+      const entry = registry.tool('type_echo')!;
+      for (const bad of ['!!!', 'hello world', 'abcde']) {
+        const issues = entry.validate({ ...TYPE_ECHO_ARGS, v_bytea: bad });
+        expect(issues?.join('; ')).toMatch(/arguments\.v_bytea must match pattern/);
+        const error = await failure('type_echo', { ...TYPE_ECHO_ARGS, v_bytea: bad });
+        expect(error.code).toBe('PGMCP301');
+        expect(error.message).toContain('base64');
+      }
+      for (const good of ['', 'aGk', 'aGk=', 'aGVsbG8gd29ybGQ=']) {
+        expect(entry.validate({ ...TYPE_ECHO_ARGS, v_bytea: good })).toBeNull();
+      }
+    });
+
     it('maps each return shape', async () => {
       expect((await call('add_numbers', { a: 1 })).structuredContent).toEqual({ value: 11 });
       expect((await call('add_numbers', { a: 1, b: 2 })).structuredContent).toEqual({ value: 3 });

@@ -10,7 +10,9 @@ import type {
   ToolResult,
 } from '../../core/content.js';
 import { AppError, ErrorCodes, type ErrorCategory } from '../../core/errors.js';
+import type { JsonSchema } from '../../core/json-schema.js';
 import { screenPromptResult, screenResourceResult, screenToolResult } from '../output-screen.js';
+import { compileValidator, type ArgumentValidator } from '../validation.js';
 
 /** Until core/errors.ts has an auth code: refused because the caller is anonymous. */
 export const AUTH_REQUIRED_CODE = ErrorCodes.AUTH_REQUIRED;
@@ -81,7 +83,20 @@ function contentBlock(value: unknown): ContentBlock | null {
   return value as unknown as ContentBlock;
 }
 
-export function toToolResult(name: string, value: unknown): ToolResult {
+/**
+ * The check of a tool's structuredContent against its outputSchema, compiled now (once per
+ * handler, not per call); throws when the schema does not compile. MCP requires a tool with an
+ * outputSchema to answer conforming structuredContent.
+ */
+export function compileOutputCheck(name: string, schema: JsonSchema): ArgumentValidator {
+  return compileValidator(schema, `tool ${name} (outputSchema)`, { subject: 'structuredContent' });
+}
+
+export function toToolResult(
+  name: string,
+  value: unknown,
+  checkOutput?: ArgumentValidator,
+): ToolResult {
   const envelope = parseEnvelope('tool', name, value);
   if ('error' in envelope) {
     // Authentication stays a protocol error; anything else is a failed call the model can read.
@@ -103,6 +118,20 @@ export function toToolResult(name: string, value: unknown): ToolResult {
   const out: ToolResult = { content };
   if (isObject(result['structuredContent'])) out.structuredContent = result['structuredContent'];
   if (result['isError'] === true) out.isError = true;
+  // A failed call's structuredContent is not held to the schema; a successful one is.
+  if (checkOutput && out.isError !== true) {
+    const issues =
+      out.structuredContent === undefined
+        ? ['structuredContent is missing']
+        : checkOutput(out.structuredContent);
+    if (issues) {
+      throw invalid(
+        'tool',
+        name,
+        `its structuredContent does not match its outputSchema (${issues[0]})`,
+      );
+    }
+  }
   return screenToolResult(out);
 }
 

@@ -10,7 +10,7 @@ import type {
 } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
 import { compileUriTemplate } from '../uri-template.js';
-import { toPromptResult, toResourceResult, toToolResult } from './convert.js';
+import { compileOutputCheck, toPromptResult, toResourceResult, toToolResult } from './convert.js';
 import { isSignedIn, run } from './invocation.js';
 import type { HandlerRow, RegistryHandlerOptions } from './types.js';
 
@@ -20,7 +20,11 @@ function gate<T extends { allows?(principal: Principal): boolean }>(row: Handler
   return spec;
 }
 
+/** Throws when the row's outputSchema does not compile (the loader skips such a row). */
 export function toolSpec(db: Database, options: RegistryHandlerOptions, row: HandlerRow): ToolSpec {
+  const checkOutput = row.output_schema
+    ? compileOutputCheck(row.name, row.output_schema)
+    : undefined;
   const spec: ToolSpec = {
     name: row.name,
     description: row.description ?? `SQL tool ${row.name}`,
@@ -31,7 +35,7 @@ export function toolSpec(db: Database, options: RegistryHandlerOptions, row: Han
         options,
         { method: 'tools/call', logName: row.name, row, args, uri: null },
         ctx,
-        (response) => toToolResult(row.name, response),
+        (response) => toToolResult(row.name, response, checkOutput),
         (result) => result.isError === true,
       ),
   };

@@ -74,8 +74,16 @@ export async function loadRegistryHandlers(
   if (!rows) return loaded;
   loaded.installed = true;
   for (const row of rows) {
-    if (row.type === 'tool') loaded.tools.push(toolSpec(db, options, row));
-    else if (row.type === 'prompt') loaded.prompts.push(promptSpec(db, options, row));
+    if (row.type === 'tool') {
+      try {
+        loaded.tools.push(toolSpec(db, options, row));
+      } catch (error) {
+        (loaded.skipped ??= []).push({
+          what: `tool ${withholdCredential(row.name)}`,
+          error: error as Error,
+        });
+      }
+    } else if (row.type === 'prompt') loaded.prompts.push(promptSpec(db, options, row));
     else if (row.uri_template?.includes('{')) loaded.templates.push(templateSpec(db, options, row));
     else resourceFrom(db, options, row, loaded.resources);
   }

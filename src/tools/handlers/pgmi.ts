@@ -17,12 +17,15 @@ import type { Database } from '../../db/database.js';
 import { compileUriTemplate } from '../uri-template.js';
 import {
   parseEnvelope,
+  compileOutputCheck,
   envelopeError,
   toPromptResult,
   toResourceResult,
   toToolResult,
 } from './convert.js';
+import { withholdCredential } from '../../core/credential-shape.js';
 import { screenError } from '../output-screen.js';
+import type { ArgumentValidator } from '../validation.js';
 import { isSignedIn } from './invocation.js';
 import type { LoadedHandlers } from './loader.js';
 import type { RegistryHandlerOptions } from './types.js';
@@ -177,6 +180,20 @@ export async function loadPgmiHandlers(
     const name = text(item['name']);
     if (!name) continue;
     const schema = item['inputSchema'];
+    const output = item['outputSchema'];
+    let checkOutput: ArgumentValidator | undefined;
+    try {
+      checkOutput =
+        typeof output === 'object' && output !== null
+          ? compileOutputCheck(name, output as JsonSchema)
+          : undefined;
+    } catch (error) {
+      (loaded.skipped ??= []).push({
+        what: `tool ${withholdCredential(name)}`,
+        error: error as Error,
+      });
+      continue;
+    }
     const spec: ToolSpec = {
       name,
       description: text(item['description']) ?? `pgmi tool ${name}`,
@@ -186,7 +203,9 @@ export async function loadPgmiHandlers(
           ? (schema as JsonSchema)
           : { type: 'object', ...(schema as object | null) },
       call: (args, ctx) =>
-        call('tools/call', { name, arguments: args }, ctx, (v) => toToolResult(name, v)),
+        call('tools/call', { name, arguments: args }, ctx, (v) =>
+          toToolResult(name, v, checkOutput),
+        ),
     };
     if (typeof item['outputSchema'] === 'object' && item['outputSchema'] !== null)
       spec.outputSchema = item['outputSchema'] as JsonSchema;

@@ -17,7 +17,9 @@ import {
   type Tally,
 } from '../output-screen.js';
 import { qualifiedName, type DerivedRoutine } from './derive.js';
-import { baseName, resolveDomain, type TypeMap } from './type-schema.js';
+import { BASE64, baseName, resolveDomain, type TypeMap } from './type-schema.js';
+
+const BASE64_TEXT = new RegExp(BASE64);
 
 export interface BuiltCall {
   text: string;
@@ -60,7 +62,15 @@ export function toParameter(types: TypeMap, oid: number, value: unknown): unknow
     case 'jsonb':
       return JSON.stringify(value);
     case 'bytea':
-      return Buffer.from(value as string, 'base64');
+      // The input schema says so too; a caller that skipped it must not send garbage bytes.
+      if (typeof value !== 'string' || !BASE64_TEXT.test(value)) {
+        throw new AppError(
+          ErrorCodes.TOOL_INPUT_INVALID,
+          'A bytea argument must be base64 text (A-Z, a-z, 0-9, +, /, optional = padding).',
+          { category: 'input' },
+        );
+      }
+      return Buffer.from(value, 'base64');
     case 'int8':
     case 'numeric':
       return String(value);

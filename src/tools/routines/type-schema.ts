@@ -20,6 +20,9 @@ const INTEGER_TEXT = '^-?[0-9]+$';
 const NUMERIC_TEXT = '^(-?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?|NaN|-?Infinity)$';
 const LOCAL_TIMESTAMP = '^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?$';
 const LOCAL_TIME = '^[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?$';
+// Node's base64 decoder skips what it cannot read ('!!!' decodes to nothing): an argument must
+// be base64 (padding optional) to be taken at all.
+export const BASE64 = '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}(==)?|[A-Za-z0-9+/]{3}=?)?$';
 
 /** Where a schema is used: arguments, or values read back from PostgreSQL. */
 export type Direction = 'input' | 'output';
@@ -95,7 +98,9 @@ function baseSchema(
       // Inside an array or composite, results come through to_json, which writes bytea as hex.
       return direction === 'output' && nested
         ? { type: 'string', description: 'bytea as hex text (\\x…)' }
-        : { type: 'string', contentEncoding: 'base64' };
+        : direction === 'input'
+          ? { type: 'string', contentEncoding: 'base64', pattern: BASE64 }
+          : { type: 'string', contentEncoding: 'base64' };
     default:
       // Any other base, range or multirange type travels as its text form (inet, money, int4range…).
       return { type: 'string', description: `${type.sql} in PostgreSQL's text form` };
