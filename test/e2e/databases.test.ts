@@ -195,6 +195,8 @@ describe.skipIf(!info)('several databases', () => {
       ['staff', '{}', 400, '{"success":false,"error":"Database name is required"}'],
       ['staff', '{"name":""}', 400, '{"success":false,"error":"Database name is required"}'],
       ['staff', '{"name":"nope"}', 404, '{"success":false,"error":"Database not found"}'],
+      // Not JSON: the answer of every other /api route.
+      ['staff', 'notjson', 400, '{"error":"the body is not valid JSON"}'],
       [
         'limited',
         '{"name":"one"}',
