@@ -229,6 +229,44 @@ describe.skipIf(!info)('several databases', () => {
     await api('/databases/select', tokens['staff']!, '{"name":"one"}');
   });
 
+  it('says a sessionless request has no session to keep a selection in', async () => {
+    // A legacy POST without Mcp-Session-Id (the seeds' curl), served statelessly.
+    const sessionless = async (name: string, args: Record<string, unknown>) => {
+      const res = await fetch(server.url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tokens['staff2']!}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name, arguments: args },
+        }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as any).result;
+    };
+    const selected = await sessionless('select_database_connection', { name: 'two' });
+    expect(selected.isError).toBe(true);
+    expect(text(selected)).toMatch(/no session to remember the choice/);
+    expect(text(selected)).toMatch(/database argument/);
+    expect(text(selected)).not.toMatch(/now uses/);
+    // Seed 001's form says the same.
+    const setDefault = await sessionless('query_database', {
+      query: 'set default database to two',
+    });
+    expect(setDefault.isError).toBe(true);
+    expect(text(setDefault)).toMatch(/no session to remember the choice/);
+    // The database argument works without a session.
+    expect(
+      text(
+        await sessionless('query_database', { query: 'SELECT label FROM marker', database: 'two' }),
+      ),
+    ).toMatch(/Database: two/);
+  });
+
   it('runs each call on the database it names, the session selection otherwise', async () => {
     const a = await connect(tokens['staff2']!);
     const b = await connect(tokens['staff2']!);
