@@ -82,6 +82,15 @@ function answerFor(error: unknown, logger: Logger, request: FastifyRequest): Ans
     'api request failed',
   );
   if (isAppError(error) && error.category === 'unavailable') {
+    // A configured database is named (its name is no secret; why it failed stays in the log).
+    const database = error.details?.['database'];
+    if (typeof database === 'string') {
+      return {
+        status: 503,
+        message: `database ${database} is unavailable; try again later (ref ${ref})`,
+        headers: { 'retry-after': '5' },
+      };
+    }
     // The message may name the state database's host: it stays in the log.
     return {
       status: 503,

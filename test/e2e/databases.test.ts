@@ -341,6 +341,23 @@ describe.skipIf(!info)('several databases', () => {
     const result = await query(client, 'SELECT 1', 'down');
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(/Database unavailable: down/);
+    // A resource takes no database argument: the advice is to select another database.
+    const selected = await client.callTool({
+      name: 'select_database_connection',
+      arguments: { name: 'down' },
+    });
+    expect(selected.isError).toBeFalsy();
+    const read = await client.readResource({ uri: 'pg://settings' }).catch((e: Error) => e);
+    expect(read).toBeInstanceOf(Error);
+    expect((read as Error).message).toMatch(/Database unavailable: down/);
+    expect((read as Error).message).toMatch(/select another database/);
+    expect((read as Error).message).not.toMatch(/the database argument\)/);
+    // REST names the database too, and nothing of its URL.
+    const schema = await api('/schema?database=down', tokens['staff']!);
+    expect(schema.status).toBe(503);
+    expect(schema.json.error).toMatch(
+      /^database down is unavailable; try again later \(ref \w+\)$/,
+    );
   });
 
   it('keeps a limited caller and a bound token to their database through every tool', async () => {
