@@ -160,6 +160,18 @@ describe.skipIf(!info)('several databases', () => {
     });
   });
 
+  it('refuses a token bound to a database no configuration has', async () => {
+    const run = await runPgmcp(
+      ['token', 'create', '--name', 'nowhere', '--bind-database', 'nosuch', '--config', configFile],
+      { env, timeoutMs: 60_000 },
+    );
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trim().split('\n')).toEqual([
+      'pgmcp: --bind-database nosuch: no configured database has that name (configured: one, two, lite, down)',
+    ]);
+  });
+
   it('starts with one database down and reports each in /health', async () => {
     const res = await fetch(`${server.origin}/health`);
     expect(res.status).toBe(200);
