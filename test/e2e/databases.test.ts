@@ -346,6 +346,25 @@ describe.skipIf(!info)('several databases', () => {
     expect(res.json.paths['/api/llm/chat'].post.requestBody).toBeDefined();
     expect(res.json.paths['/api/llm/models'].get.parameters).toBeDefined();
     expect(paths.every((p: string) => p.startsWith('/api/'))).toBe(true);
+    // The error answers are described too, with the error body.
+    for (const [path, method] of [
+      ['/api/databases', 'get'],
+      ['/api/schema', 'get'],
+      ['/api/databases/select', 'post'],
+    ] as const) {
+      const responses = res.json.paths[path][method].responses;
+      for (const status of ['401', '403', '404', '503']) {
+        expect(responses[status], `${method} ${path} ${status}`).toBeDefined();
+      }
+      expect(responses['503'].content['application/json'].schema.properties.error.type).toBe(
+        'string',
+      );
+    }
+    // A route's own refusal body stays its own (seed 002).
+    expect(
+      res.json.paths['/api/databases/select'].post.responses['404'].content['application/json']
+        .schema.properties.success,
+    ).toBeDefined();
   });
 
   it('names a database that is down', async () => {
