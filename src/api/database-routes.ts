@@ -34,6 +34,14 @@ const SELECT_ANSWER = {
   },
 } as const;
 
+// The other statuses are also answered by the shared error handler (`{"error": …}` for a body
+// that is not JSON, a guard's refusal), which has no `success`: requiring it there made the
+// serializer fail and the answer a 500.
+const SELECT_REFUSAL = {
+  type: 'object',
+  properties: SELECT_ANSWER.properties,
+} as const;
+
 const principalOf = (request: FastifyRequest): Principal => request.principal ?? ANONYMOUS;
 
 const refuse = (reply: FastifyReply, status: number, error: string): FastifyReply =>
@@ -74,9 +82,9 @@ export function registerDatabaseRoutes(scope: FastifyInstance, directory: Databa
         body: SELECT_BODY,
         response: {
           200: SELECT_ANSWER,
-          400: SELECT_ANSWER,
-          403: SELECT_ANSWER,
-          404: SELECT_ANSWER,
+          400: SELECT_REFUSAL,
+          403: SELECT_REFUSAL,
+          404: SELECT_REFUSAL,
         },
       },
     },

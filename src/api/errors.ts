@@ -82,6 +82,15 @@ function answerFor(error: unknown, logger: Logger, request: FastifyRequest): Ans
     'api request failed',
   );
   if (isAppError(error) && error.category === 'unavailable') {
+    // A configured database is named (its name is no secret; why it failed stays in the log).
+    const database = error.details?.['database'];
+    if (typeof database === 'string') {
+      return {
+        status: 503,
+        message: `database ${database} is unavailable; try again later (ref ${ref})`,
+        headers: { 'retry-after': '5' },
+      };
+    }
     // The message may name the state database's host: it stays in the log.
     return {
       status: 503,
@@ -91,6 +100,24 @@ function answerFor(error: unknown, logger: Logger, request: FastifyRequest): Ans
   }
   return { status: 500, message: `internal error (ref ${ref})`, headers: {} };
 }
+
+const ERROR_BODY = {
+  type: 'object',
+  // Not required, and open: a 4xx a route declares itself (seed 002's `success`) or the HTTP
+  // layer's hooks send must still serialize (a required property missing would be a 500).
+  properties: { error: { type: 'string' } },
+  additionalProperties: true,
+} as const;
+
+/** The failures any /api route can answer, as `createErrorHandler` and the HTTP layer send them. */
+export const ERROR_RESPONSES: Readonly<Record<number, unknown>> = {
+  400: { description: 'the request is malformed (body, parameters)', ...ERROR_BODY },
+  401: { description: 'authentication is required or failed', ...ERROR_BODY },
+  403: { description: 'the caller may not do this (role, database, Origin)', ...ERROR_BODY },
+  404: { description: 'what the request names does not exist', ...ERROR_BODY },
+  500: { description: 'internal error (a reference to the log)', ...ERROR_BODY },
+  503: { description: 'a database is unavailable; Retry-After says when to try', ...ERROR_BODY },
+};
 
 export function createErrorHandler(logger: Logger) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {

@@ -10,7 +10,7 @@ import { registerConversationRoutes } from './conversation-routes.js';
 import { registerDatabaseRoutes } from './database-routes.js';
 import { registerLlmRoutes } from './llm-routes.js';
 import type { ApiDeps } from './deps.js';
-import { createErrorHandler } from './errors.js';
+import { createErrorHandler, ERROR_RESPONSES } from './errors.js';
 import { registerSchemaRoutes } from './schema-routes.js';
 import { registerSessionRoutes } from './session-routes.js';
 import { useStrictJson } from './validation.js';
@@ -43,6 +43,13 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
           },
           security: [{ bearer: [] }],
         },
+      });
+      // Every route's schema lists the error answers too (its own declarations win), so the
+      // document describes them and they serialize as sent.
+      scope.addHook('onRoute', (route) => {
+        const schema = route.schema ?? {};
+        const response = (schema.response ?? {}) as Record<string, unknown>;
+        route.schema = { ...schema, response: { ...ERROR_RESPONSES, ...response } };
       });
       useStrictJson(scope);
       scope.setErrorHandler(createErrorHandler(deps.logger));

@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Catalog, RelationDescriptor } from '../catalog/index.js';
 import { ANONYMOUS } from '../core/principal.js';
+import { onTarget } from '../tools/database-routing.js';
 import type { DatabaseDirectory } from '../tools/databases.js';
 import { ApiError } from './errors.js';
 
@@ -101,7 +102,7 @@ export function registerSchemaRoutes(
       const target = directory.resolve(principal, request.query.database, null);
       const catalog = catalogOf(target.name);
       if (!catalog) throw new ApiError(404, `no catalog for database ${target.name}`);
-      const snapshot = await catalog.snapshot();
+      const snapshot = await onTarget(target, () => catalog.snapshot());
       return {
         database: target.name,
         schemas: snapshot.schemas.map((schema) => ({

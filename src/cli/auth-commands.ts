@@ -13,7 +13,7 @@ import {
   type UserRecord,
 } from '../auth/index.js';
 import { createSigningKeys } from '../auth/oauth/signing-keys.js';
-import type { Config } from '../config/index.js';
+import { configError, type Config } from '../config/index.js';
 import { createLogger } from './logger.js';
 import { readNewPassword } from './password-input.js';
 
@@ -106,6 +106,17 @@ export async function tokenCreate(
   options: TokenCreateOptions,
 ): Promise<void> {
   const expiresInSeconds = parseLifetime(options.expires ?? DEFAULT_TOKEN_LIFETIME);
+  // A token bound to a name no configured database has could be used for nothing: refuse it.
+  // Checked against a `databases:` list only: without one, the configuration this command
+  // reads need not be the server's (the single database's name says nothing).
+  const names = config.databases.map((entry) => entry.name);
+  const bound = options.bindDatabase;
+  if (bound !== undefined && names.length > 0 && !names.includes(bound)) {
+    throw configError(
+      `--bind-database ${bound}: no configured database has that name (configured: ${names.join(', ')})`,
+      'bindDatabase',
+    );
+  }
   await withAuth(config, logLevel, async (auth) => {
     const { token, record } = await auth.tokens.create(
       {

@@ -86,6 +86,14 @@ export interface PipelineResult {
   rowCount: number | null;
 }
 
+/** A CommandComplete's tag without its counts: `CREATE TABLE`, `INSERT` (of `INSERT 0 1`). */
+function fullCommandTag(msg: unknown): string | null {
+  const text = (msg as { text?: unknown } | null)?.text;
+  if (typeof text !== 'string') return null;
+  const tag = text.replace(/(?: \d+)+$/, '');
+  return tag === '' ? null : tag;
+}
+
 function approximateBytes(row: unknown[]): number {
   let bytes = 2;
   for (const v of row) {
@@ -157,6 +165,8 @@ export class PipelinedStatement extends EventEmitter {
   private bytes = 0;
   private truncatedBy: PipelineResult['truncatedBy'] = null;
   private valuesCut = false;
+  /** The whole command tag (pg's Result keeps only its first word: CREATE for CREATE TABLE). */
+  private commandTag: string | null = null;
   /** Executes answered so far (each ends with CommandComplete, PortalSuspended or EmptyQuery). */
   private answered = 0;
   private error: Error | null = null;
@@ -274,7 +284,10 @@ export class PipelinedStatement extends EventEmitter {
   }
 
   handleCommandComplete(msg: unknown): void {
-    if (this.onStatement) this.result.addCommandComplete(msg);
+    if (this.onStatement) {
+      this.result.addCommandComplete(msg);
+      this.commandTag = fullCommandTag(msg);
+    }
     this.answered++;
   }
 
@@ -318,7 +331,7 @@ export class PipelinedStatement extends EventEmitter {
       rows: this.kept,
       truncatedBy: this.truncatedBy,
       valuesCut: this.valuesCut,
-      command: this.result.command,
+      command: this.commandTag ?? this.result.command,
       rowCount: this.result.rowCount,
     });
   }

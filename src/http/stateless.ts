@@ -49,7 +49,7 @@ export async function answerStateless(
       outcome: { response: { jsonrpc: '2.0', id: request.id, error }, era: 'legacy' },
     };
   }
-  const session = createSession('stateless', () => undefined, principal);
+  const session = { ...createSession('stateless', () => undefined, principal), oneRequest: true };
   const version = headerValue(headers['mcp-protocol-version']);
   session.protocolVersion = version && isLegacyVersion(version) ? version : LATEST_LEGACY;
   const channel: RequestChannel = {

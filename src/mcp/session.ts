@@ -19,6 +19,8 @@ export interface Session {
   /** Deliver a notification that belongs to no request (GET stream on HTTP, stdout on stdio). */
   notify(method: string, params: Record<string, unknown>): void;
   lastSeen: number;
+  /** Lives for one request only (a legacy request without Mcp-Session-Id): nothing is kept. */
+  readonly oneRequest?: boolean;
 }
 
 export function createSession(

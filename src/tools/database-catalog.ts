@@ -202,7 +202,7 @@ export function createDatabaseCatalogs(
           ...gates(slot, key, holders),
           read(ctx) {
             const target = choose(slot, key, holders, ctx, undefined);
-            return onTarget(target, () => own<ResourceSpec>(target, slot, key).read(ctx));
+            return onTarget(target, () => own<ResourceSpec>(target, slot, key).read(ctx), 'read');
           },
         } satisfies ResourceSpec;
       case 'templates':
@@ -211,8 +211,10 @@ export function createDatabaseCatalogs(
           ...gates(slot, key, holders),
           read(uri, vars, ctx) {
             const target = choose(slot, key, holders, ctx, undefined);
-            return onTarget(target, () =>
-              own<ResourceTemplateSpec>(target, slot, key).read(uri, vars, ctx),
+            return onTarget(
+              target,
+              () => own<ResourceTemplateSpec>(target, slot, key).read(uri, vars, ctx),
+              'read',
             );
           },
         } satisfies ResourceTemplateSpec;
@@ -222,7 +224,11 @@ export function createDatabaseCatalogs(
           ...gates(slot, key, holders),
           get(args, ctx) {
             const target = choose(slot, key, holders, ctx, undefined);
-            return onTarget(target, () => own<PromptSpec>(target, slot, key).get(args, ctx));
+            return onTarget(
+              target,
+              () => own<PromptSpec>(target, slot, key).get(args, ctx),
+              'read',
+            );
           },
         } satisfies PromptSpec;
     }

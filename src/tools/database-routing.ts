@@ -28,6 +28,11 @@ export interface DatabaseRoutingOptions {
   toolRoles?: Readonly<Record<string, readonly string[]>>;
 }
 
+const ADVICE = {
+  call: 'Try again later, or use another database (the database argument).',
+  read: "Try again later, or select another database for the session (resources and prompts take no database argument: they read the session's selected database).",
+} as const;
+
 const pick = (
   directory: DatabaseDirectory,
   ctx: CallContext,
@@ -38,8 +43,15 @@ const pick = (
   return target;
 };
 
-/** Runs `work`; a database that cannot be reached is named in the error. */
-export async function onTarget<T>(target: DatabaseTarget, work: () => Promise<T>): Promise<T> {
+/**
+ * Runs `work`; a database that cannot be reached is named in the error. `read`: a resource
+ * or prompt, which takes no database argument, so the advice is to select another database.
+ */
+export async function onTarget<T>(
+  target: DatabaseTarget,
+  work: () => Promise<T>,
+  kind: 'call' | 'read' = 'call',
+): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -48,7 +60,7 @@ export async function onTarget<T>(target: DatabaseTarget, work: () => Promise<T>
       const why = typeof reason === 'string' ? ` (${reason})` : '';
       throw new AppError(
         ErrorCodes.DB_UNAVAILABLE,
-        `Database unavailable: ${target.name} cannot be reached right now${why}. Try again later, or use another database (the database argument).`,
+        `Database unavailable: ${target.name} cannot be reached right now${why}. ${ADVICE[kind]}`,
         {
           category: 'unavailable',
           details: { ...error.details, database: target.name },
@@ -146,7 +158,7 @@ export function registerDatabaseRouting(
       ...spec,
       read(ctx) {
         const target = pick(directory, ctx);
-        return onTarget(target, () => target.registry.resource(spec.uri)!.read(ctx));
+        return onTarget(target, () => target.registry.resource(spec.uri)!.read(ctx), 'read');
       },
     };
     registry.addResource(routed);
@@ -157,7 +169,7 @@ export function registerDatabaseRouting(
       read(uri, vars, ctx) {
         const target = pick(directory, ctx);
         const own = target.registry.templates().find((t) => t.uriTemplate === spec.uriTemplate)!;
-        return onTarget(target, () => own.read(uri, vars, ctx));
+        return onTarget(target, () => own.read(uri, vars, ctx), 'read');
       },
     };
     registry.addTemplate(routed);
@@ -167,7 +179,7 @@ export function registerDatabaseRouting(
       ...spec,
       get(args, ctx) {
         const target = pick(directory, ctx);
-        return onTarget(target, () => target.registry.prompt(spec.name)!.get(args, ctx));
+        return onTarget(target, () => target.registry.prompt(spec.name)!.get(args, ctx), 'read');
       },
     };
     registry.addPrompt(routed);

@@ -160,6 +160,18 @@ describe.skipIf(!info)('several databases', () => {
     });
   });
 
+  it('refuses a token bound to a database no configuration has', async () => {
+    const run = await runPgmcp(
+      ['token', 'create', '--name', 'nowhere', '--bind-database', 'nosuch', '--config', configFile],
+      { env, timeoutMs: 60_000 },
+    );
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trim().split('\n')).toEqual([
+      'pgmcp: --bind-database nosuch: no configured database has that name (configured: one, two, lite, down)',
+    ]);
+  });
+
   it('starts with one database down and reports each in /health', async () => {
     const res = await fetch(`${server.origin}/health`);
     expect(res.status).toBe(200);
@@ -195,6 +207,8 @@ describe.skipIf(!info)('several databases', () => {
       ['staff', '{}', 400, '{"success":false,"error":"Database name is required"}'],
       ['staff', '{"name":""}', 400, '{"success":false,"error":"Database name is required"}'],
       ['staff', '{"name":"nope"}', 404, '{"success":false,"error":"Database not found"}'],
+      // Not JSON: the answer of every other /api route.
+      ['staff', 'notjson', 400, '{"error":"the body is not valid JSON"}'],
       [
         'limited',
         '{"name":"one"}',
@@ -225,6 +239,44 @@ describe.skipIf(!info)('several databases', () => {
     const client = await connect(tokens['staff']!);
     expect(text(await query(client, 'SELECT label FROM marker'))).toContain('two');
     await api('/databases/select', tokens['staff']!, '{"name":"one"}');
+  });
+
+  it('says a sessionless request has no session to keep a selection in', async () => {
+    // A legacy POST without Mcp-Session-Id (the seeds' curl), served statelessly.
+    const sessionless = async (name: string, args: Record<string, unknown>) => {
+      const res = await fetch(server.url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tokens['staff2']!}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name, arguments: args },
+        }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as any).result;
+    };
+    const selected = await sessionless('select_database_connection', { name: 'two' });
+    expect(selected.isError).toBe(true);
+    expect(text(selected)).toMatch(/no session to remember the choice/);
+    expect(text(selected)).toMatch(/database argument/);
+    expect(text(selected)).not.toMatch(/now uses/);
+    // Seed 001's form says the same.
+    const setDefault = await sessionless('query_database', {
+      query: 'set default database to two',
+    });
+    expect(setDefault.isError).toBe(true);
+    expect(text(setDefault)).toMatch(/no session to remember the choice/);
+    // The database argument works without a session.
+    expect(
+      text(
+        await sessionless('query_database', { query: 'SELECT label FROM marker', database: 'two' }),
+      ),
+    ).toMatch(/Database: two/);
   });
 
   it('runs each call on the database it names, the session selection otherwise', async () => {
@@ -294,6 +346,25 @@ describe.skipIf(!info)('several databases', () => {
     expect(res.json.paths['/api/llm/chat'].post.requestBody).toBeDefined();
     expect(res.json.paths['/api/llm/models'].get.parameters).toBeDefined();
     expect(paths.every((p: string) => p.startsWith('/api/'))).toBe(true);
+    // The error answers are described too, with the error body.
+    for (const [path, method] of [
+      ['/api/databases', 'get'],
+      ['/api/schema', 'get'],
+      ['/api/databases/select', 'post'],
+    ] as const) {
+      const responses = res.json.paths[path][method].responses;
+      for (const status of ['401', '403', '404', '503']) {
+        expect(responses[status], `${method} ${path} ${status}`).toBeDefined();
+      }
+      expect(responses['503'].content['application/json'].schema.properties.error.type).toBe(
+        'string',
+      );
+    }
+    // A route's own refusal body stays its own (seed 002).
+    expect(
+      res.json.paths['/api/databases/select'].post.responses['404'].content['application/json']
+        .schema.properties.success,
+    ).toBeDefined();
   });
 
   it('names a database that is down', async () => {
@@ -301,6 +372,23 @@ describe.skipIf(!info)('several databases', () => {
     const result = await query(client, 'SELECT 1', 'down');
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(/Database unavailable: down/);
+    // A resource takes no database argument: the advice is to select another database.
+    const selected = await client.callTool({
+      name: 'select_database_connection',
+      arguments: { name: 'down' },
+    });
+    expect(selected.isError).toBeFalsy();
+    const read = await client.readResource({ uri: 'pg://settings' }).catch((e: Error) => e);
+    expect(read).toBeInstanceOf(Error);
+    expect((read as Error).message).toMatch(/Database unavailable: down/);
+    expect((read as Error).message).toMatch(/select another database/);
+    expect((read as Error).message).not.toMatch(/the database argument\)/);
+    // REST names the database too, and nothing of its URL.
+    const schema = await api('/schema?database=down', tokens['staff']!);
+    expect(schema.status).toBe(503);
+    expect(schema.json.error).toMatch(
+      /^database down is unavailable; try again later \(ref \w+\)$/,
+    );
   });
 
   it('keeps a limited caller and a bound token to their database through every tool', async () => {

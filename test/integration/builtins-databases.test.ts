@@ -8,7 +8,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog } from '../../src/catalog/index.js';
-import { ErrorCodes } from '../../src/core/errors.js';
+import { ErrorCodes, type AppError } from '../../src/core/errors.js';
 import type { PromptSpec, ResourceTemplateSpec, ToolSpec } from '../../src/core/specs.js';
 import { createDatabase, type Database } from '../../src/db/database.js';
 import { createFakeContext } from '../../src/testing/fake-context.js';
@@ -572,6 +572,15 @@ describe.each(targets)('built-in tools on %s', (_name, setup, skip, otherSession
       await expect(
         open.call('execute_explain', { query: 'SELECT * FROM no_such_table' }),
       ).rejects.toMatchObject({ details: { sqlstate: '42P01' } });
+      // The position counts in the caller's query (not the EXPLAIN prefix), marked like
+      // query_database marks it.
+      const failed = await open
+        .call('execute_explain', { query: 'select * from nosuch' })
+        .catch((e: unknown) => e as AppError);
+      expect(failed).toMatchObject({ details: { sqlstate: '42P01', position: '15' } });
+      expect((failed as AppError).message).toContain(
+        'LINE: select * from nosuch\n                    ^',
+      );
     });
 
     it('reports its findings with lower thresholds on small tables (nested loop)', async () => {

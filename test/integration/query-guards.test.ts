@@ -423,6 +423,18 @@ describe.skipIf(!pg)('query_database guards on PostgreSQL', () => {
       // A read reports no rowsAffected at all.
       const read = await t.call({ query: `select count(*)::int from ${table}` }, noElicitation());
       expect(read.structuredContent).not.toHaveProperty('rowsAffected');
+      // DDL reports its whole command tag, not its first word, and wrote no rows.
+      const created = await run({ query: `create table ${table}_ddl (id int)` });
+      expect(created.structuredContent).toMatchObject({
+        command: 'CREATE TABLE',
+        rowsAffected: null,
+      });
+      expect(textOf(created)).toContain('CREATE TABLE');
+      const altered = await run({ query: `alter table ${table}_ddl add column note text` });
+      expect(altered.structuredContent).toMatchObject({
+        command: 'ALTER TABLE',
+        rowsAffected: null,
+      });
     });
 
     it('applies the access policy to the table a write targets', async () => {

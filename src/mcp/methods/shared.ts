@@ -1,6 +1,7 @@
 // What every MCP method handler shares: the request's scope, per-caller visibility of list
 // items, cache hints, and running a handler with a CallContext (and, in the modern era,
 // its input-required rounds).
+import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { Principal } from '../../core/principal.js';
 import type { CallContext, DatabaseChoice, LogLevel } from '../../core/specs.js';
 import type { Signer } from '../../core/signed.js';
@@ -234,6 +235,14 @@ export function createShared(options: FeatureOptions): Shared {
   };
 }
 
+function noSessionToKeep(name: string): AppError {
+  return new AppError(
+    ErrorCodes.TOOL_INPUT_INVALID,
+    `Nothing selected: this request came without Mcp-Session-Id, so there is no session to remember the choice. Pass the database argument on each call ("database": "${name}"), or open a session: send initialize with an Accept header that admits text/event-stream, then Mcp-Session-Id.`,
+    { category: 'input' },
+  );
+}
+
 /**
  * The session's database choice: an MCP session keeps its own; without one (modern era) the
  * selection belongs to the caller (its token, user, or everyone when anonymous).
@@ -246,6 +255,8 @@ function databaseChoice(
   return {
     selected: session?.database ?? null,
     select(name) {
+      // Stored on a session that ends with this request, the choice would be lost unsaid.
+      if (session?.oneRequest) throw noSessionToKeep(name);
       if (session) session.database = name;
       else directory.selectFor(scope.channel.principal, name);
     },

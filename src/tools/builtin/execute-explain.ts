@@ -42,6 +42,19 @@ function explainSql(query: string, analyze: boolean, buffers: boolean): string {
   return `EXPLAIN (FORMAT JSON, ANALYZE ${analyze}, BUFFERS ${buffers}) ${query}`;
 }
 
+/**
+ * The error with its position counted in the caller's query, not in the EXPLAIN around it
+ * (a position inside the prefix points at nothing the caller wrote, and is dropped).
+ */
+function positionInQuery(error: unknown, prefixLength: number): unknown {
+  const e = error as { position?: unknown } | null;
+  if (e === null || typeof e !== 'object' || typeof e.position !== 'string') return error;
+  const position = Number(e.position) - prefixLength;
+  if (Number.isInteger(position) && position > 0) e.position = String(position);
+  else delete e.position;
+  return error;
+}
+
 export function createExecuteExplainTool(deps: ExplainDeps): ToolSpec {
   const { db, catalog, policy } = deps;
   return {
@@ -76,7 +89,11 @@ export function createExecuteExplainTool(deps: ExplainDeps): ToolSpec {
     outputSchema: {
       type: 'object',
       properties: {
-        plan: { type: 'object', description: 'The EXPLAIN (FORMAT JSON) document.' },
+        plan: {
+          type: 'object',
+          description:
+            'The plan object: the one element of the array EXPLAIN (FORMAT JSON) prints.',
+        },
         findings: {
           type: 'array',
           items: {
@@ -150,10 +167,11 @@ export function createExecuteExplainTool(deps: ExplainDeps): ToolSpec {
           // columns in filters (EXPLAIN's row estimates and ANALYZE's counts would answer them).
           await checkPolicy(client, policy, query, guard);
           await sameLexerAsParser(client);
-          const result = await client.query({
-            text: sql,
-            queryMode: 'extended',
-          } as pg.QueryConfig);
+          const result = await client
+            .query({ text: sql, queryMode: 'extended' } as pg.QueryConfig)
+            .catch((error: unknown) => {
+              throw positionInQuery(error, sql.length - query.length);
+            });
           const value = (result.rows[0] as Record<string, unknown>)['QUERY PLAN'];
           const parsedPlan = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
           return (parsedPlan as ExplainDocument[])[0]!;
