@@ -119,7 +119,8 @@ function screenBlock(block: ContentBlock, tally: Tally): ContentBlock {
   return screenValue(block, tally);
 }
 
-function mapScreened<T>(items: T[], screen: (item: T) => T): T[] {
+/** Each of `items` through `screen`: the same array when none changed. */
+export function mapScreened<T>(items: T[], screen: (item: T) => T): T[] {
   let out: T[] | null = null;
   items.forEach((item, i) => {
     const screened = screen(item);

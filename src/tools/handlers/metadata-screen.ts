@@ -16,7 +16,7 @@ import type {
   ResourceTemplateSpec,
   ToolSpec,
 } from '../../core/specs.js';
-import { screenValue, type Tally } from '../output-screen.js';
+import { mapScreened, screenValue, type Tally } from '../output-screen.js';
 
 /** A shown text screened; anything that is not a string (a pgmi row's null) as it is. */
 function screenShownText<T>(value: T): T {
@@ -55,23 +55,13 @@ function refuseCredential(value: unknown, where: string): void {
   }
 }
 
-/** Each of `items` through `screen`: the same array when none changed. */
-function mapSame<T>(items: T[], screen: (item: T) => T): T[] {
-  let out: T[] | null = null;
-  items.forEach((item, i) => {
-    const screened = screen(item);
-    if (screened !== item) (out ??= items.slice())[i] = screened;
-  });
-  return out ?? items;
-}
-
 /**
  * A schema with its annotations screened in place (the same object when nothing changed).
  * Anything else that reads like a credential — a keyword's value (`enum`, `const`, `pattern`,
  * `required` …) or a property name — throws `unservable`.
  */
 function screenSchemaNode(node: unknown, where: string): unknown {
-  if (Array.isArray(node)) return mapSame(node, (item) => screenSchemaNode(item, where));
+  if (Array.isArray(node)) return mapScreened(node, (item) => screenSchemaNode(item, where));
   if (typeof node !== 'object' || node === null) {
     refuseCredential(node, where);
     return node;
