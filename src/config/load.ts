@@ -105,7 +105,7 @@ function readConfigFile(
       for (const key of Object.keys(value)) sources.set(`${section}.${key}`, path);
   }
   // After the plain sources, so a folded key names the McpOptions key it came from.
-  foldMcpOptions(document, path, sources);
+  foldMcpOptions(document, path, sources, Object.keys(configSchema.shape));
   return document;
 }
 

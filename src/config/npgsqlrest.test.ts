@@ -73,6 +73,11 @@ describe("NpgsqlRest's McpOptions in a config file", () => {
     expect(config.database.url).toBeNull(); // the connection string is not taken over
     const typo = failure(() => load({ NpgsqlRest: { McpOptions: block }, htp: { port: 1 } }));
     expect(typo.message).toMatch(/htp/);
+    // A capitalised pgmcp section is not taken for one of ASP.NET's: it is refused, not dropped.
+    const capital = failure(() =>
+      load({ NpgsqlRest: { McpOptions: block }, Database: { url: 'postgres://h/db' } }),
+    );
+    expect(capital.message).toMatch(/Database/);
   });
 
   it('accepts the block at the top level, beside pgmcp sections; Enabled: false turns routine tools off', () => {

@@ -114,6 +114,9 @@ export function findMcpOptions(
   return { block: inner[key], where: `${outer}.${key}`, container: outer! };
 }
 
+/** Top-level sections of NpgsqlRest's appsettings.json spelt like pgmcp's (lowercased). */
+const NPGSQLREST_SECTIONS = ['log', 'auth'];
+
 /**
  * Folds an McpOptions block of a config file into pgmcp's keys, in place. A pgmcp key also set
  * in the file, or a setting pgmcp cannot honour (an OAuth audience, say), is refused rather than
@@ -123,6 +126,8 @@ export function foldMcpOptions(
   document: Mapping,
   path: string,
   sources: Map<string, string>,
+  /** pgmcp's top-level sections: a capitalised spelling of one is kept, so it is refused. */
+  sections: readonly string[] = [],
 ): void {
   const found = findMcpOptions(document);
   if (!found) return;
@@ -130,8 +135,14 @@ export function foldMcpOptions(
   if (found.container !== found.where) {
     // The block sat under NpgsqlRest: this is an appsettings.json, whose other sections
     // (ConnectionStrings, Logging, Kestrel …, PascalCase as ASP.NET writes them) are not
-    // pgmcp's. pgmcp's own keys are camelCase and stay checked.
-    for (const key of Object.keys(document)) if (/^[A-Z]/.test(key)) delete document[key];
+    // pgmcp's. pgmcp's own keys are camelCase and stay checked (`Database:` too: refused as
+    // an unknown key rather than dropped).
+    // Log and Auth are sections of NpgsqlRest's appsettings.json too: those spellings are its.
+    const ours = new Set(sections.map((section) => section.toLowerCase()));
+    for (const theirs of NPGSQLREST_SECTIONS) ours.delete(theirs);
+    for (const key of Object.keys(document)) {
+      if (/^[A-Z]/.test(key) && !ours.has(key.toLowerCase())) delete document[key];
+    }
   }
   const { values, unmapped } = mapMcpOptions(found.block, found.where);
   if (unmapped.length > 0) {

@@ -163,7 +163,8 @@ export function createLiveCatalog(options: LiveCatalogOptions): LiveCatalog {
     const clashes: string[] = [];
     const desired: Desired = { tools: [], resources: [], templates: [], prompts: [] };
     const source = new Map<string, Owned['source']>();
-    readAll = false;
+    // readAll keeps the last reload's answer until this one ends: a call during a reload is
+    // not told the database is out of reach.
     let failed = false;
     try {
       const tools = await loadRoutineTools(db, { ...options.routines, warn: warnOnce });

@@ -18,7 +18,14 @@ const addFormats = (ajv: Ajv | Ajv2020): void =>
 
 export type ArgumentValidator = (value: unknown) => string[] | null;
 
-const options = { allErrors: true, strict: false, validateFormats: true } as const;
+// addUsedSchema off: a schema's $id is not registered, so the same handler schema compiled again
+// at a reload (or in a second database) is not refused as a duplicate.
+const options = {
+  allErrors: true,
+  strict: false,
+  validateFormats: true,
+  addUsedSchema: false,
+} as const;
 let ajv2020: Ajv2020 | undefined;
 let ajv07: Ajv | undefined;
 
@@ -51,14 +58,18 @@ function dialectOf(schema: JsonSchema, owner: string): '2020' | '07' {
 }
 
 function compile(schema: JsonSchema, owner: string, dialect: '2020' | '07'): ValidateFunction {
+  const ajv = engine(dialect);
   try {
-    return engine(dialect).compile(schema);
+    return ajv.compile(schema);
   } catch (cause) {
     throw new AppError(
       ErrorCodes.TOOL_INPUT_INVALID,
       `${owner}: invalid JSON Schema (${(cause as Error).message}).`,
       { category: 'config', cause },
     );
+  } finally {
+    // The validator is kept by its tool; ajv's own cache would keep every reload's copy.
+    ajv.removeSchema(schema);
   }
 }
 

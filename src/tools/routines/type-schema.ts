@@ -23,6 +23,8 @@ const LOCAL_TIME = '^[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?$';
 // Node's base64 decoder skips what it cannot read ('!!!' decodes to nothing): an argument must
 // be base64 (padding optional) to be taken at all.
 export const BASE64 = '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}(==)?|[A-Za-z0-9+/]{3}=?)?$';
+// bytea in PostgreSQL's text form (a composite argument's field): \x and hex pairs.
+const BYTEA_HEX_TEXT = '^\\\\x([0-9a-fA-F]{2})*$';
 
 /** Where a schema is used: arguments, or values read back from PostgreSQL. */
 export type Direction = 'input' | 'output';
@@ -32,6 +34,7 @@ function baseSchema(
   typmod: number,
   direction: Direction,
   nested: boolean,
+  inJson: boolean,
 ): JsonSchema {
   const name = type.schema === 'pg_catalog' ? type.name : '';
   switch (name) {
@@ -95,12 +98,18 @@ function baseSchema(
     case 'jsonb':
       return { description: 'any JSON value' };
     case 'bytea':
-      // Inside an array or composite, results come through to_json, which writes bytea as hex.
-      return direction === 'output' && nested
-        ? { type: 'string', description: 'bytea as hex text (\\x…)' }
-        : direction === 'input'
-          ? { type: 'string', contentEncoding: 'base64', pattern: BASE64 }
-          : { type: 'string', contentEncoding: 'base64' };
+      // Inside an array or composite, results come through to_json, which writes bytea as hex;
+      // a composite argument's fields are read as text, where bytea is hex too.
+      if ((direction === 'output' && nested) || (direction === 'input' && inJson)) {
+        return {
+          type: 'string',
+          description: 'bytea as hex text (\\x…)',
+          ...(direction === 'input' ? { pattern: BYTEA_HEX_TEXT } : {}),
+        };
+      }
+      return direction === 'input'
+        ? { type: 'string', contentEncoding: 'base64', pattern: BASE64 }
+        : { type: 'string', contentEncoding: 'base64' };
     default:
       // Any other base, range or multirange type travels as its text form (inet, money, int4range…).
       return { type: 'string', description: `${type.sql} in PostgreSQL's text form` };
@@ -115,6 +124,7 @@ export function schemaForType(
   typmod = -1,
   nested = false,
   depth = 0,
+  inJson = false,
 ): JsonSchema {
   const type = types.get(oid);
   if (!type) throw new UnsupportedTypeError(`oid ${oid}`);
@@ -123,17 +133,21 @@ export function schemaForType(
     case 'array':
       return {
         type: 'array',
-        items: nullable(schemaForType(types, type.elementOid!, direction, typmod, true, depth + 1)),
+        items: nullable(
+          schemaForType(types, type.elementOid!, direction, typmod, true, depth + 1, inJson),
+        ),
       };
     case 'enum':
       return { type: 'string', enum: [...type.labels] };
     case 'domain':
-      return schemaForType(types, type.baseOid!, direction, type.typmod, nested, depth + 1);
+      return schemaForType(types, type.baseOid!, direction, type.typmod, nested, depth + 1, inJson);
     case 'composite': {
       const properties: Record<string, JsonSchema> = {};
       for (const a of type.attributes) {
         properties[a.name] = nullable(
-          schemaForType(types, a.typeOid, direction, a.typmod, true, depth + 1),
+          // A composite argument travels as JSON read by json_populate_record: its fields
+          // are in PostgreSQL's text form.
+          schemaForType(types, a.typeOid, direction, a.typmod, true, depth + 1, true),
         );
       }
       const schema: JsonSchema = { type: 'object', properties };
@@ -144,7 +158,7 @@ export function schemaForType(
     case 'pseudo':
       throw new UnsupportedTypeError(type.sql);
     default:
-      return baseSchema(type, typmod, direction, nested);
+      return baseSchema(type, typmod, direction, nested, inJson);
   }
 }
 
