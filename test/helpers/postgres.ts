@@ -91,7 +91,11 @@ async function ping(url: string, timeoutMs: number): Promise<void> {
   }
 }
 
-/** Run `work` on one connection of `url`. */
+/**
+ * Run `work` on one connection of `url`. Test files run in parallel and set up and drop their
+ * fixtures with DDL (schemas, roles, databases), which can deadlock with another file's: the
+ * victim's statement was rolled back, so `work` is run again (three tries at most).
+ */
 export async function withClient<T>(
   url: string,
   work: (client: pg.Client) => Promise<T>,
@@ -100,7 +104,13 @@ export async function withClient<T>(
   client.on('error', () => undefined);
   await client.connect();
   try {
-    return await work(client);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work(client);
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== '40P01' || attempt === 3) throw error;
+      }
+    }
   } finally {
     await client.end().catch(() => undefined);
   }
