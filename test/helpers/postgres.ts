@@ -231,8 +231,7 @@ export async function createFixtureSchema(
 // Skipping, loudly.
 
 export function reportSkipped(suite: string, why: string): void {
-  const bar = '!'.repeat(78);
-  process.stderr.write(`\n${bar}\n!!! SKIPPED SUITE: ${suite}\n!!! because ${why}\n${bar}\n\n`);
+  process.stderr.write(`!!! SKIPPED SUITE: ${suite}: ${why}\n`);
   mkdirSync(join(REPO_ROOT, '.tmp'), { recursive: true });
   appendFileSync(SKIPPED_SUITES_FILE, `${new Date().toISOString()}\t${suite}\t${why}\n`);
 }

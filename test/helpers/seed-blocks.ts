@@ -1,12 +1,30 @@
-// The SQL and curl examples of the seed documents (../shared/seeds/), extracted as a reader
-// would copy them. Seeds that keep their code fences (```sql) are read by fence; the others
+// The SQL and curl examples of the compatibility documents (pgmi's MCP guide and skill notes,
+// the pgEdge agent's protocol and API pages, NpgsqlRest's McpOptions page), extracted as a
+// reader would copy them. The documents are not part of this repository: PGMCP_SEEDS_DIR names
+// the folder that holds them (CI sets it); without it the suite that reads them is skipped. Seeds that keep their code fences (```sql) are read by fence; the others
 // are web pages saved as text, where an example is a run of lines that starts like SQL (or
 // with `curl`) and ends where prose resumes.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from './postgres.js';
+import { reportSkipped } from './postgres.js';
 
-export const SEEDS_DIR = join(REPO_ROOT, '..', 'shared', 'seeds');
+/** The folder holding the documents, named `NNN_*.txt|md` by number; null when not given. */
+export const SEEDS_DIR = process.env['PGMCP_SEEDS_DIR'] || null;
+
+/**
+ * Whether the documents are here for `suite`; when not, the suite is reported as skipped (one
+ * line, and a line in .tmp/skipped-suites.txt, which fails CI where they should be present).
+ */
+export function seedsPresent(suite: string): boolean {
+  if (SEEDS_DIR && existsSync(SEEDS_DIR)) return true;
+  reportSkipped(
+    suite,
+    SEEDS_DIR
+      ? `PGMCP_SEEDS_DIR names ${SEEDS_DIR}, which does not exist`
+      : 'the compatibility documents are not in this repository; set PGMCP_SEEDS_DIR to the folder that holds them',
+  );
+  return false;
+}
 
 export interface SeedBlock {
   /** `000`, `003`, … */
@@ -20,8 +38,9 @@ export interface SeedBlock {
 }
 
 export function seedFile(seed: string): string {
+  if (!SEEDS_DIR) throw new Error('PGMCP_SEEDS_DIR is not set');
   const file = readdirSync(SEEDS_DIR).find((f) => f.startsWith(`${seed}_`));
-  if (!file) throw new Error(`seed ${seed} not found in ${SEEDS_DIR}`);
+  if (!file) throw new Error(`document ${seed} not found in ${SEEDS_DIR}`);
   return join(SEEDS_DIR, file);
 }
 
