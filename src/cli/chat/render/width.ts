@@ -1,45 +1,41 @@
 // How many terminal cells a string takes, and cutting strings to a number of cells. Escape
-// sequences take none, combining marks none, East Asian wide characters and emoji two.
+// sequences take none; each grapheme cluster (an emoji with its modifiers, a letter with its
+// combining marks) is measured whole by string-width, which follows Unicode's East Asian Width
+// and emoji presentation data.
+import stringWidth from 'string-width';
 
 // CSI sequences (colours, cursor moves) and OSC sequences (hyperlinks).
 const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)/g;
 
 export const stripAnsi = (text: string): string => text.replace(ANSI, '');
 
-function isWide(code: number): boolean {
-  return (
-    (code >= 0x1100 && code <= 0x115f) ||
-    (code >= 0x2e80 && code <= 0x303e) ||
-    (code >= 0x3041 && code <= 0x33ff) ||
-    (code >= 0x3400 && code <= 0x4dbf) ||
-    (code >= 0x4e00 && code <= 0x9fff) ||
-    (code >= 0xa000 && code <= 0xa4cf) ||
-    (code >= 0xac00 && code <= 0xd7a3) ||
-    (code >= 0xf900 && code <= 0xfaff) ||
-    (code >= 0xfe30 && code <= 0xfe4f) ||
-    (code >= 0xff00 && code <= 0xff60) ||
-    (code >= 0xffe0 && code <= 0xffe6) ||
-    (code >= 0x1f300 && code <= 0x1f64f) ||
-    (code >= 0x1f900 && code <= 0x1f9ff) ||
-    (code >= 0x20000 && code <= 0x3fffd)
-  );
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+interface Piece {
+  text: string;
+  /** Cells it takes: 0 for an escape sequence. */
+  cells: number;
 }
 
-const ZERO_WIDTH = /[\u0300-\u036f\u200b-\u200f\u20d0-\u20ff\ufe00-\ufe0f]/;
+/** `text` in order as escape sequences and grapheme clusters. */
+function* pieces(text: string): Generator<Piece> {
+  let last = 0;
+  for (const match of text.matchAll(ANSI)) {
+    yield* clusters(text.slice(last, match.index));
+    yield { text: match[0], cells: 0 };
+    last = match.index + match[0].length;
+  }
+  yield* clusters(text.slice(last));
+}
 
-function charWidth(char: string): number {
-  const code = char.codePointAt(0)!;
-  if (code < 0x20 || (code >= 0x7f && code < 0xa0)) return 0;
-  if (ZERO_WIDTH.test(char)) return 0;
-  return isWide(code) ? 2 : 1;
+function* clusters(run: string): Generator<Piece> {
+  for (const { segment } of graphemes.segment(run)) {
+    yield { text: segment, cells: stringWidth(segment) };
+  }
 }
 
 /** Cells `text` takes on one line (escape sequences ignored). */
-export function displayWidth(text: string): number {
-  let width = 0;
-  for (const char of stripAnsi(text)) width += charWidth(char);
-  return width;
-}
+export const displayWidth = (text: string): number => stringWidth(text);
 
 /**
  * `text` cut to at most `width` cells, ending in `…` when something was cut. Escape sequences
@@ -48,32 +44,7 @@ export function displayWidth(text: string): number {
 export function truncate(text: string, width: number): string {
   if (displayWidth(text) <= width) return text;
   if (width <= 0) return '';
-  const room = width - 1; // for the ellipsis
-  let used = 0;
-  let out = '';
-  let index = 0;
-  while (index < text.length) {
-    const escape = matchAt(text, index);
-    if (escape) {
-      out += escape;
-      index += escape.length;
-      continue;
-    }
-    const char = String.fromCodePoint(text.codePointAt(index)!);
-    const w = charWidth(char);
-    if (used + w > room) break;
-    out += char;
-    used += w;
-    index += char.length;
-  }
-  return `${out}…`;
-}
-
-function matchAt(text: string, index: number): string | null {
-  if (text[index] !== '\u001b') return null;
-  const match = new RegExp(ANSI.source, 'y');
-  match.lastIndex = index;
-  return match.exec(text)?.[0] ?? null;
+  return `${prefix(text, width - 1)}…`; // one cell for the ellipsis
 }
 
 /** `text` followed by spaces up to `width` cells. */
@@ -99,7 +70,7 @@ export function wrap(text: string, width: number): string[] {
       if (line !== '') lines.push(line);
       line = word;
       while (displayWidth(line) > width && width > 1) {
-        const head = sliceCells(line, width);
+        const head = prefix(line, width) || firstPiece(line);
         lines.push(head);
         line = line.slice(head.length);
       }
@@ -110,20 +81,23 @@ export function wrap(text: string, width: number): string[] {
 }
 
 /** The longest prefix of `text` (escape sequences included) that takes at most `width` cells. */
-function sliceCells(text: string, width: number): string {
+function prefix(text: string, width: number): string {
   let used = 0;
-  let index = 0;
-  while (index < text.length) {
-    const escape = matchAt(text, index);
-    if (escape) {
-      index += escape.length;
-      continue;
-    }
-    const char = String.fromCodePoint(text.codePointAt(index)!);
-    const w = charWidth(char);
-    if (used + w > width) break;
-    used += w;
-    index += char.length;
+  let out = '';
+  for (const piece of pieces(text)) {
+    if (used + piece.cells > width) break;
+    out += piece.text;
+    used += piece.cells;
   }
-  return text.slice(0, Math.max(index, 1));
+  return out;
+}
+
+/** The first grapheme cluster of `text` (with any escapes before it): a line is never empty. */
+function firstPiece(text: string): string {
+  let out = '';
+  for (const piece of pieces(text)) {
+    out += piece.text;
+    if (piece.cells > 0 || !piece.text.startsWith('\u001b')) break;
+  }
+  return out;
 }
