@@ -20,6 +20,11 @@ export interface ApiDeps {
   llm?: ApiLlmDeps;
   /** The tools, resources and prompts (GET /api/tools …); absent: no such routes. */
   registry?: Registry;
+  /**
+   * Whether anonymous callers are refused on the guarded /api routes (the HTTP layer's
+   * auth.required); GET /api/user/info tells anonymous callers. Absent: false.
+   */
+  signInRequired?: boolean;
   /** The caller's address as the HTTP layer trusts it (proxy headers or the socket). */
   clientAddress(request: FastifyRequest): string;
 }

@@ -1,5 +1,7 @@
 // POST /api/login, POST /api/logout, GET /api/user/info: people signing in with a user name and
-// password and getting a session token, the bearer they then send on every request.
+// password and getting a session token, the bearer they then send on every request. User info's
+// anonymous answer also says whether the server requires a sign-in, so a client (the web page)
+// learns it from a request that succeeds instead of probing a guarded route for a 401.
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from './deps.js';
 import { ApiError } from './errors.js';
@@ -13,6 +15,22 @@ const LOGIN_BODY = {
   properties: {
     username: { type: 'string', minLength: 1, maxLength: 256 },
     password: { type: 'string', minLength: 1, maxLength: 1024 },
+  },
+} as const;
+
+const USER_INFO = {
+  type: 'object',
+  required: ['authenticated'],
+  properties: {
+    authenticated: { type: 'boolean' },
+    sign_in_required: {
+      type: 'boolean',
+      description:
+        'Anonymous answers only: whether the other /api routes refuse callers that are not signed in (auth.required).',
+    },
+    username: { type: ['string', 'null'] },
+    kind: { type: 'string' },
+    roles: { type: 'array', items: { type: 'string' } },
   },
 } as const;
 
@@ -51,15 +69,28 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ApiDeps): vo
     return { success: true };
   });
 
-  // Never an error: a client asks this to learn whether its token still works.
-  scope.get('/user/info', { config: { auth: 'optional' } }, async (request) => {
-    const principal = request.principal;
-    if (!principal || principal.kind === 'anonymous') return { authenticated: false };
-    return {
-      authenticated: true,
-      username: principal.userId,
-      kind: principal.kind,
-      roles: principal.roles,
-    };
-  });
+  // Never an error: a client asks this to learn whether its token still works and, when it
+  // does not, whether it must sign in before anything else.
+  scope.get(
+    '/user/info',
+    {
+      config: { auth: 'optional' },
+      schema: {
+        summary: 'Who the caller is; for an anonymous caller, whether a sign-in is required.',
+        response: { 200: USER_INFO },
+      },
+    },
+    async (request) => {
+      const principal = request.principal;
+      if (!principal || principal.kind === 'anonymous') {
+        return { authenticated: false, sign_in_required: deps.signInRequired ?? false };
+      }
+      return {
+        authenticated: true,
+        username: principal.userId,
+        kind: principal.kind,
+        roles: principal.roles,
+      };
+    },
+  );
 }

@@ -41,7 +41,7 @@ export interface HttpServerDeps {
   /** Who may call; absent: everyone is anonymous and nothing requires authentication. */
   auth?: Omit<HttpAuthOptions, 'mcpPaths' | 'logger'>;
   /** The REST API under /api (absent: no /api routes). */
-  api?: Omit<ApiDeps, 'logger' | 'clientAddress'>;
+  api?: Omit<ApiDeps, 'logger' | 'clientAddress' | 'signInRequired'>;
   health(): Promise<HealthReport>;
   /** The built-in OAuth authorization server (auth.oauth.server.enabled); needs auth.oauth. */
   oauthServer?: Omit<OAuthServerRoutes, 'discovery'>;
@@ -144,7 +144,13 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
   // edge: CORS, /api security headers and rate limits; before the routes they apply to.
   registerEdge(app, { ...edge, mcpPaths: paths, policy, logger });
   if (deps.api) {
-    registerApiRoutes(app, { ...deps.api, logger, clientAddress: (req) => req.ip });
+    registerApiRoutes(app, {
+      ...deps.api,
+      logger,
+      clientAddress: (req) => req.ip,
+      // The same flag the authentication hook refuses anonymous /api callers by.
+      signInRequired: deps.auth?.required ?? false,
+    });
   }
 
   registerMcpRoutes(app, {

@@ -361,7 +361,7 @@ describe.skipIf(!info)('callers and their identity', () => {
     const after = await rawHttp(`${server.origin}/api/user/info`, {
       headers: { authorization: `Bearer ${session}` },
     });
-    expect(after.json).toEqual({ authenticated: false });
+    expect(after.json).toEqual({ authenticated: false, sign_in_required: true });
   });
 
   it('takes the stdio caller from the environment', async () => {

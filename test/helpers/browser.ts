@@ -55,3 +55,39 @@ export async function launchBrowser(
     },
   };
 }
+
+export interface PageTraffic {
+  /** Every console message of any level, and every uncaught page error. */
+  console: string[];
+  /** Every request that failed on the network and every answer with a 4xx or 5xx status. */
+  failures: string[];
+  /** Every request the page made, as `METHOD path` (query string kept), in order. */
+  requests: string[];
+}
+
+/** Records what `page` says and asks from now on, for tests that want a clean console. */
+export function recordTraffic(page: Page): PageTraffic {
+  const traffic: PageTraffic = { console: [], failures: [], requests: [] };
+  const pathOf = (url: string): string => {
+    if (!/^https?:/.test(url)) return url.slice(0, 60);
+    const u = new URL(url);
+    return u.pathname + u.search;
+  };
+  page.on('console', (message) => traffic.console.push(`${message.type()}: ${message.text()}`));
+  page.on('pageerror', (error) => traffic.console.push(`page error: ${error.message}`));
+  page.on('request', (request) =>
+    traffic.requests.push(`${request.method()} ${pathOf(request.url())}`),
+  );
+  page.on('requestfailed', (request) =>
+    traffic.failures.push(
+      `${request.method()} ${pathOf(request.url())} failed: ${request.failure()?.errorText ?? '?'}`,
+    ),
+  );
+  page.on('response', (response) => {
+    if (response.status() >= 400) {
+      const request = response.request();
+      traffic.failures.push(`${request.method()} ${pathOf(response.url())} → ${response.status()}`);
+    }
+  });
+  return traffic;
+}

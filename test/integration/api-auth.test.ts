@@ -27,6 +27,8 @@ const logger = pino({ level: 'silent' });
 const FAST_SCRYPT = { N: 1024, r: 8, p: 1 };
 const LOCKOUT = { maxFailures: 5, maxFailuresPerAddress: 20, windowSeconds: 60, lockSeconds: 60 };
 const ADMIN_PASSWORD = 'admin-password-1';
+// User info's answer to a caller that is not signed in (this app requires no sign-in).
+const ANONYMOUS_INFO = { authenticated: false, sign_in_required: false };
 
 function buildApp(auth: Authenticator): FastifyInstance {
   const app = Fastify({ logger: false });
@@ -220,27 +222,27 @@ function scenarios(open: () => Promise<StateDb>): void {
     expect(out.statusCode).toBe(200);
     expect(out.json()).toEqual({ success: true });
     expect((await call('POST', '/api/logout', { token: session_token })).statusCode).toBe(401);
-    expect((await call('GET', '/api/user/info', { token: session_token })).json()).toEqual({
-      authenticated: false,
-    });
+    expect((await call('GET', '/api/user/info', { token: session_token })).json()).toEqual(
+      ANONYMOUS_INFO,
+    );
     expect((await call('GET', '/api/admin/users', { token: session_token })).statusCode).toBe(401);
     // Logging out without a token is the hook's 401.
     expect((await call('POST', '/api/logout')).statusCode).toBe(401);
   });
 
   it('user info: anonymous, garbage and valid bearers never get an error', async () => {
-    expect((await call('GET', '/api/user/info')).json()).toEqual({ authenticated: false });
+    expect((await call('GET', '/api/user/info')).json()).toEqual(ANONYMOUS_INFO);
     for (const token of ['garbage', 'pgmcps_nope', 'pgmcp_' + 'x'.repeat(43)]) {
       const response = await call('GET', '/api/user/info', { token });
       expect(response.statusCode).toBe(200);
-      expect(response.json()).toEqual({ authenticated: false });
+      expect(response.json()).toEqual(ANONYMOUS_INFO);
     }
     const garbageHeader = await app.inject({
       method: 'GET',
       url: '/api/user/info',
       headers: { authorization: 'Basic Zm9vOmJhcg==' },
     });
-    expect(garbageHeader.json()).toEqual({ authenticated: false });
+    expect(garbageHeader.json()).toEqual(ANONYMOUS_INFO);
     expect((await call('GET', '/api/user/info', { token: analystToken })).json()).toEqual({
       authenticated: true,
       username: 'alice',
@@ -305,9 +307,9 @@ function scenarios(open: () => Promise<StateDb>): void {
     expect(revoked.statusCode, revoked.body).toBe(200);
     expect(revoked.json().revoked_at).not.toBeNull();
     expect(revoked.body).not.toContain(token.token);
-    expect((await call('GET', '/api/user/info', { token: token.token })).json()).toEqual({
-      authenticated: false,
-    });
+    expect((await call('GET', '/api/user/info', { token: token.token })).json()).toEqual(
+      ANONYMOUS_INFO,
+    );
     const active = await call('GET', '/api/admin/tokens?active=true', { token: adminToken });
     expect(active.json().tokens.map((t: { id: string }) => t.id)).not.toContain(token.id);
 
@@ -389,9 +391,9 @@ function scenarios(open: () => Promise<StateDb>): void {
       body: { enabled: false },
     });
     expect(disabled.json()).toMatchObject({ enabled: false });
-    expect((await call('GET', '/api/user/info', { token: session })).json()).toEqual({
-      authenticated: false,
-    });
+    expect((await call('GET', '/api/user/info', { token: session })).json()).toEqual(
+      ANONYMOUS_INFO,
+    );
     const refused = await call('POST', '/api/login', {
       body: { username: 'dave', password: 'dave-password' },
       address: '10.6.0.1',
@@ -406,9 +408,9 @@ function scenarios(open: () => Promise<StateDb>): void {
     });
     expect(changed.statusCode).toBe(200);
     expect(changed.body).not.toContain('new-dave-password');
-    expect((await call('GET', '/api/user/info', { token: session })).json()).toEqual({
-      authenticated: false,
-    });
+    expect((await call('GET', '/api/user/info', { token: session })).json()).toEqual(
+      ANONYMOUS_INFO,
+    );
     await login('dave', 'new-dave-password', '10.6.0.3');
 
     const removed = await call('DELETE', '/api/admin/users/dave', { token: adminToken });

@@ -13,7 +13,7 @@ function server() {
         200,
         signedIn(r)
           ? { authenticated: true, username: 'alice', kind: 'user', roles: [] }
-          : { authenticated: false },
+          : { authenticated: false, sign_in_required: true },
       ),
     'POST /api/login': (r) => {
       const body = r.body as { username: string; password: string };
@@ -54,6 +54,8 @@ describe('App', () => {
     const api = server();
     const first = render(<App />);
     fireEvent.change(await screen.findByLabelText('User name'), { target: { value: 'alice' } });
+    // Whether to sign in comes from user info's answer: nothing that fails is asked first.
+    expect(api.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api/user/info']);
     fireEvent.change(screen.getByLabelText('Password'), { target: { value: 'wrong' } });
     fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
     expect((await screen.findByRole('alert')).textContent).toMatch(/do not match/);
@@ -74,8 +76,8 @@ describe('App', () => {
   });
 
   it('goes straight in when the server needs no sign-in, without a conversation list', async () => {
-    installFakeApi({
-      'GET /api/user/info': () => json(200, { authenticated: false }),
+    const api = installFakeApi({
+      'GET /api/user/info': () => json(200, { authenticated: false, sign_in_required: false }),
       'GET /api/databases': () => json(200, { databases: [], current: null }),
       'GET /api/llm/providers': () => json(200, { providers: [] }),
     });
@@ -83,16 +85,40 @@ describe('App', () => {
     expect(await screen.findByText('Ask your database')).toBeTruthy();
     expect(await screen.findByText(/No language model is configured/)).toBeTruthy();
     expect(screen.queryByRole('navigation', { name: 'Conversations' })).toBeNull();
+    // The workspace asks for the databases once; the client did not probe them for a 401.
+    expect(api.requests.filter((r) => r.path === '/api/databases').length).toBe(1);
   });
 
-  it('returns to the sign-in when the session has ended', async () => {
+  it('asks for the sign-in, and nothing else, when the stored session has ended', async () => {
     writeToken('tok-old');
-    installFakeApi({
-      'GET /api/user/info': () => json(200, { authenticated: false }),
+    const api = installFakeApi({
+      'GET /api/user/info': () => json(200, { authenticated: false, sign_in_required: true }),
       'GET /api/databases': () => json(401, { error: 'session expired' }),
     });
     render(<App />);
-    expect(await screen.findByLabelText('User name')).toBeTruthy();
+    expect(await screen.findByText('Your session has ended. Sign in again.')).toBeTruthy();
+    expect(screen.getByLabelText('User name')).toBeTruthy();
+    expect(readToken()).toBeNull();
+    expect(api.requests.map((r) => r.path)).toEqual(['/api/user/info']);
+  });
+
+  it('drops an ended session and goes straight in when the server needs no sign-in', async () => {
+    writeToken('tok-old');
+    const api = installFakeApi({
+      'GET /api/user/info': () => json(200, { authenticated: false, sign_in_required: false }),
+      'GET /api/databases': (r) =>
+        r.headers.has('authorization')
+          ? json(401, { error: 'session expired' })
+          : json(200, { databases: [], current: null }),
+      'GET /api/llm/providers': () => json(200, { providers: [] }),
+    });
+    render(<App />);
+    expect(await screen.findByText(/No language model is configured/)).toBeTruthy();
+    expect(readToken()).toBeNull();
+    // Only user info saw the old token; nothing after it carries it into a 401.
+    expect(api.requests[0]?.path).toBe('/api/user/info');
+    expect(api.requests.slice(1).some((r) => r.headers.has('authorization'))).toBe(false);
+    expect(screen.queryByLabelText('User name')).toBeNull();
   });
 
   it('says so when the server cannot be reached, with a way to retry', async () => {
@@ -108,7 +134,7 @@ describe('App', () => {
 
   it('switches to the dark theme and remembers it', async () => {
     installFakeApi({
-      'GET /api/user/info': () => json(200, { authenticated: false }),
+      'GET /api/user/info': () => json(200, { authenticated: false, sign_in_required: false }),
       'GET /api/databases': () => json(200, { databases: [], current: null }),
       'GET /api/llm/providers': () => json(200, { providers: [] }),
     });

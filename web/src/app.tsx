@@ -5,8 +5,8 @@ import { api, type UserInfo } from './api/endpoints';
 import { SignIn } from './components/sign-in';
 import { Workspace } from './components/workspace';
 import { onUnauthorized } from './lib/api';
-import { ApiFailure, describeError } from './lib/plain-error';
-import { writeToken } from './lib/session';
+import { describeError } from './lib/plain-error';
+import { readToken, writeToken } from './lib/session';
 
 type Phase =
   | { kind: 'loading' }
@@ -22,15 +22,17 @@ export function App() {
     try {
       const user = await api.userInfo();
       if (user.authenticated) return setPhase({ kind: 'ready', user });
-      // Not signed in: straight in when the server does not require it (auth off), else sign in.
-      try {
-        await api.databases();
-        setPhase({ kind: 'ready', user });
-      } catch (error) {
-        if (error instanceof ApiFailure && error.status === 401) {
-          setPhase({ kind: 'sign-in', notice: null });
-        } else throw error;
-      }
+      // A stored token the server no longer takes: the session has ended. Dropped here, so no
+      // later request carries it into a 401.
+      const ended = readToken() !== null;
+      if (ended) writeToken(null);
+      // Not signed in: the anonymous answer says whether the server requires a sign-in, so
+      // the page never probes a guarded route for a 401 (a red line in the console).
+      if (user.sign_in_required === false) return setPhase({ kind: 'ready', user });
+      setPhase({
+        kind: 'sign-in',
+        notice: ended ? 'Your session has ended. Sign in again.' : null,
+      });
     } catch (error) {
       setPhase({ kind: 'failed', message: describeError(error) });
     }

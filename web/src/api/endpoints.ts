@@ -4,6 +4,8 @@ import { apiJson } from '../lib/api';
 
 export interface UserInfo {
   authenticated: boolean;
+  /** Anonymous answers: whether the server requires a sign-in (false: go straight in). */
+  sign_in_required?: boolean;
   username?: string | null;
   kind?: string;
 }
