@@ -55,7 +55,20 @@ const MAIN_SQL = `
   INSERT INTO items SELECT g, 'item ' || g, g * 1.5, '2024-01-01'::timestamptz + g * interval '1 day'
     FROM generate_series(1, 30) g;
   CREATE TABLE notes (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text);
-  ANALYZE items;`;
+  ANALYZE items;
+  -- Values RFC 3339 has no form for, as to_json writes them: infinity, BC, years past 9999.
+  CREATE FUNCTION public.far_dates(OUT d date, OUT ts timestamp, OUT tstz timestamptz,
+    OUT f float8, OUT n numeric) LANGUAGE sql STABLE AS $$
+    SELECT 'infinity'::date, '-infinity'::timestamp, '0044-03-15 10:00 BC'::timestamptz,
+      'NaN'::float8, 'NaN'::numeric $$;
+  COMMENT ON FUNCTION public.far_dates IS '@mcp Dates and numbers at the edges.';
+  CREATE FUNCTION public.far_days() RETURNS SETOF date LANGUAGE sql STABLE AS $$
+    VALUES ('-infinity'::date), ('12000-01-01'), ('0001-01-01 BC'), ('2024-02-29') $$;
+  COMMENT ON FUNCTION public.far_days IS '@mcp Days at the edges.';
+  CREATE FUNCTION public.far_moments() RETURNS SETOF timestamptz LANGUAGE sql STABLE AS $$
+    VALUES ('infinity'::timestamptz), ('12000-01-01 00:00Z'), ('0044-03-15 10:00Z BC'),
+      ('1900-01-01 00:00 Europe/Amsterdam'), ('2024-02-29 12:00Z') $$;
+  COMMENT ON FUNCTION public.far_moments IS '@mcp Moments at the edges.';`;
 
 // ---------------------------------------------------------------------------------------------
 // The two official clients, each validating structuredContent against the listed outputSchema.
@@ -427,6 +440,12 @@ async function driveRoutines(s: Session): Promise<void> {
   await s.ok('whoami');
   await s.ok('record_event', { note: 'n' });
   await s.ok('log_event', { note: 'n' });
+  expect((await s.ok('far_dates')).structuredContent).toMatchObject({
+    d: 'infinity',
+    ts: '-infinity',
+  });
+  expect((await s.ok('far_days')).structuredContent?.['items']).toHaveLength(4);
+  expect((await s.ok('far_moments')).structuredContent?.['items']).toHaveLength(5);
   await s.any('sneaky_write');
   await s.any('find_customer', { customer_id: 3 });
   await s.any('secret_number').catch(() => undefined);
