@@ -450,3 +450,62 @@ async function driveRoutines(s: Session): Promise<void> {
   await s.any('find_customer', { customer_id: 3 });
   await s.any('secret_number').catch(() => undefined);
 }
+
+describe('output schemas on every path: the embedded database (vector search)', () => {
+  const root = mkdtempSync(join(tmpdir(), 'pgmcp-outschema-embedded-'));
+  let server: HttpServer | undefined;
+
+  beforeAll(async () => {
+    // The demo dataset (the default) has the vector table similarity_search reads.
+    server = await startHttpServer(['--data-dir', join(root, 'data')], {
+      env: serverEnv({ PGMCP_LOG_LEVEL: 'warn' }),
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  for (const { label, make } of DRIVERS.filter((d) => !d.label.includes('elicitation'))) {
+    it(`${label}: every tool answers what its outputSchema declares`, async () => {
+      const driver = await make(server!.url);
+      const s = new Session(driver);
+      try {
+        const names = (await s.list()).map((t) => t.name);
+        expect(names).toEqual(expect.arrayContaining(['similarity_search', 'generate_embedding']));
+        const found = await s.ok('similarity_search', {
+          table_name: 'demo.logbook_entries',
+          query_text: 'fog from the river',
+          top_n: 3,
+        });
+        expect(found.structuredContent).toMatchObject({ vector_column: 'embedding' });
+        await s.ok('similarity_search', {
+          table_name: 'demo.logbook_entries',
+          query_text: 'zzzz qqqq',
+          top_n: 1,
+        });
+        await s.ok('generate_embedding', { text: 'fog from the river' });
+        const sites = (offset: number) =>
+          s.ok('query_database', {
+            query: 'SELECT * FROM demo.sites ORDER BY id',
+            limit: 5,
+            offset,
+          });
+        expect((await sites(0)).structuredContent).toMatchObject({ nextOffset: 5 });
+        expect((await sites(5)).structuredContent).toMatchObject({ nextOffset: null });
+        await s.ok('query_database', { query: 'SELECT * FROM demo.sites WHERE false' });
+        await s.ok('count_rows', { table: 'sites', schema: 'demo' });
+        await s.ok('execute_explain', { query: 'SELECT * FROM demo.sites', analyze: true });
+        await s.ok('get_schema_info', { schema_name: 'demo', compact: true });
+        await s.ok('read_resource', { uri: 'pg://system_info' });
+        await s.any('authenticate_user', { username: 'nobody', password: 'nothing' });
+        expect(names.filter((n) => !s.called.has(n))).toEqual([]);
+      } catch (error) {
+        throw new Error(`${(error as Error).message}\nserver stderr:\n${tail(server!.stderr())}`);
+      } finally {
+        await driver.close();
+      }
+    }, 120_000);
+  }
+});
