@@ -95,6 +95,27 @@ export function withDatabaseArgument(schema: JsonSchema, _names?: readonly strin
 
 const text = (value: string): ToolResult => ({ content: [{ type: 'text', text: value }] });
 
+/**
+ * query_database's output schema with `database`: the answer to "set default database to …",
+ * which runs no statement, still matches the schema the tool declares (a client that validates
+ * refuses an answer without structuredContent).
+ */
+function withSelectedDatabase(schema: JsonSchema | undefined): JsonSchema | undefined {
+  if (schema === undefined) return undefined;
+  const properties = (schema['properties'] as Record<string, unknown> | undefined) ?? {};
+  return {
+    ...schema,
+    properties: {
+      ...properties,
+      database: {
+        type: 'string',
+        description:
+          'Present when the query was "set default database to …": the database this session now uses by default (no statement ran).',
+      },
+    },
+  };
+}
+
 // Seed 001's forms: "set default database to <url or name>" and "<question or SQL> at <url>".
 const SET_DEFAULT = /^\s*set\s+default\s+database\s+to\s+(\S+?)\s*;?\s*$/i;
 const AT_URL = /^([\s\S]*?)\s+at\s+(postgres(?:ql)?:\/\/\S+?)\s*;?\s*$/i;
@@ -116,15 +137,18 @@ export function registerDatabaseRouting(
       : {};
   };
 
-  const selectByReference = (reference: string, ctx: CallContext): ToolResult => {
+  /** Makes the database the session's default; returns its name. */
+  const selectByReference = (reference: string, ctx: CallContext): string => {
     const target = directory.match(reference);
     if (!target) throw unknownDatabaseReference(reference);
     directory.resolve(ctx.principal, target.name, null);
     if (!ctx.database) throw new Error('database selection needs a session');
     ctx.database.select(target.name);
     ctx.database.used(target.name);
-    return text(`Database: ${target.name}\n\nThis session now uses ${target.name} by default.`);
+    return target.name;
   };
+  const selected = (name: string): string =>
+    `Database: ${name}\n\nThis session now uses ${name} by default.`;
 
   for (const spec of model.tools()) {
     const name = spec.name;
@@ -132,13 +156,31 @@ export function registerDatabaseRouting(
       ...spec,
       ...gate(name),
       inputSchema: withDatabaseArgument(spec.inputSchema, names),
+      ...(name === 'query_database' && spec.outputSchema !== undefined
+        ? { outputSchema: withSelectedDatabase(spec.outputSchema)! }
+        : {}),
       async call(args, ctx) {
         const { database, ...rest } = args;
         let requested = typeof database === 'string' ? database : undefined;
         if (name === 'query_database' && typeof rest['query'] === 'string') {
           const query = rest['query'];
           const setDefault = SET_DEFAULT.exec(query);
-          if (setDefault) return selectByReference(setDefault[1]!, ctx);
+          if (setDefault) {
+            // The answer of a statement without rows, so it matches query_database's schema.
+            const chosen = selectByReference(setDefault[1]!, ctx);
+            return {
+              content: [{ type: 'text', text: selected(chosen) }],
+              structuredContent: {
+                columns: [],
+                rows: [],
+                rowCount: 0,
+                truncated: false,
+                nextOffset: null,
+                command: null,
+                database: chosen,
+              },
+            };
+          }
           const at = AT_URL.exec(query);
           if (at) {
             const target = directory.match(at[2]!);
@@ -229,7 +271,7 @@ export function registerDatabaseRouting(
       const name = args['name'] as string;
       directory.resolve(ctx.principal, name, null);
       if (!directory.get(name)) throw unknownDatabaseReference(name);
-      return selectByReference(name, ctx);
+      return text(selected(selectByReference(name, ctx)));
     },
   });
 }

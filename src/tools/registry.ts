@@ -14,6 +14,26 @@ export type Audience = (principal: Principal) => boolean;
 export interface RegisteredTool {
   spec: ToolSpec;
   validate: ArgumentValidator;
+  /**
+   * The check of a successful answer's structuredContent against the tool's outputSchema,
+   * compiled at its first use (once per tool); null when the tool declares none.
+   */
+  checkOutput: ArgumentValidator | null;
+}
+
+/** The entry of a tool: its input check and, when it declares an outputSchema, its output check. */
+function registered(spec: ToolSpec, eager: boolean): RegisteredTool {
+  return {
+    spec,
+    validate: compileValidator(spec.inputSchema, `tool ${spec.name}`, { eager }),
+    checkOutput:
+      spec.outputSchema === undefined
+        ? null
+        : compileValidator(spec.outputSchema, `tool ${spec.name} (outputSchema)`, {
+            eager: false,
+            subject: 'structuredContent',
+          }),
+  };
 }
 
 export interface Registry {
@@ -214,12 +234,7 @@ export function createRegistry(): Registry {
     addTool(spec, options = {}) {
       checkToolName(spec.name);
       if (tools.has(spec.name)) throw claimed('tool', spec.name);
-      tools.set(spec.name, {
-        spec,
-        validate: compileValidator(spec.inputSchema, `tool ${spec.name}`, {
-          eager: options.compileOnFirstCall !== true,
-        }),
-      });
+      tools.set(spec.name, registered(spec, options.compileOnFirstCall !== true));
       changed('tools');
     },
     removeTool(name) {
@@ -261,7 +276,7 @@ export function createRegistry(): Registry {
         (t) => t.name,
         (spec) => {
           checkToolName(spec.name);
-          return { spec, validate: compileValidator(spec.inputSchema, `tool ${spec.name}`) };
+          return registered(spec, true);
         },
         (t) => t.spec,
         batch.tools,

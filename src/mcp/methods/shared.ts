@@ -1,6 +1,7 @@
 // What every MCP method handler shares: the request's scope, per-caller visibility of list
 // items, cache hints, and running a handler with a CallContext (and, in the modern era,
 // its input-required rounds).
+import type { Logger } from 'pino';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { Principal } from '../../core/principal.js';
 import type { CallContext, DatabaseChoice, LogLevel } from '../../core/specs.js';
@@ -38,6 +39,8 @@ export interface FeatureOptions {
   extendContext?: ContextExtender;
   /** Several configured databases: each call learns the session's selection through its context. */
   databases?: Pick<DatabaseDirectory, 'selectFor'>;
+  /** Where a tool answer that does not match its outputSchema is reported (with a reference). */
+  logger?: Pick<Logger, 'error'>;
 }
 
 export interface RequestScope {

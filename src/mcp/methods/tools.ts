@@ -1,6 +1,7 @@
 // tools/list and tools/call. An unknown or hidden tool is a protocol error raised before the
 // tool runs; everything that goes wrong inside it becomes an isError result (mcp/errors.ts).
-import { isAppError } from '../../core/errors.js';
+import type { ToolResult } from '../../core/content.js';
+import { ErrorCodes, isAppError } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/specs.js';
 import { errorCodeOf, toolError, toolErrorResult } from '../errors.js';
 import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
@@ -18,6 +19,24 @@ function tagFilter(tags: unknown): Set<string> | null {
     );
   }
   return tags.length > 0 ? new Set(tags as string[]) : null;
+}
+
+/**
+ * Why a successful answer does not match the tool's outputSchema (MCP: a tool that declares
+ * one answers conforming structuredContent), or null when it does or was a failure.
+ */
+function outputIssues(
+  check: ((value: unknown) => string[] | null) | null,
+  result: ToolResult,
+): string[] | null {
+  if (check === null || result.isError === true) return null;
+  if (result.structuredContent === undefined) return ['structuredContent is missing'];
+  try {
+    return check(result.structuredContent);
+  } catch (error) {
+    // An outputSchema that does not compile: no client can validate the answer either.
+    return [(error as Error).message];
+  }
 }
 
 export function toolMethods(
@@ -89,7 +108,22 @@ export function toolMethods(
           (ctx) => entry!.spec.call(args, ctx),
         );
         if ('inputRequired' in outcome) return outcome.inputRequired;
-        return { ...outcome.value };
+        const issues = outputIssues(entry!.checkOutput, outcome.value);
+        if (!issues) return { ...outcome.value };
+        // A bug of the tool: the answer would make a validating client throw, so it is not
+        // sent; the caller gets a tool error with the reference the log holds.
+        const ref = `${Date.now().toString(36)}-${String(scope.id).slice(0, 16)}`;
+        options.logger?.error(
+          { tool: name, issues: issues.slice(0, 5), ref },
+          'tool answer does not match its outputSchema',
+        );
+        if (scope.note) scope.note.errorCode = ErrorCodes.INTERNAL;
+        return {
+          ...toolError(
+            `Internal error: the answer of ${name} does not match its outputSchema, so it was not sent (reference ${ref}). This is a bug; the server log has the details.`,
+            ErrorCodes.INTERNAL,
+          ),
+        };
       } catch (error) {
         if (!isAppError(error) || error.category === 'internal') throw error;
         if (scope.note) scope.note.errorCode = errorCodeOf(error);

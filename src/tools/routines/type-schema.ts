@@ -20,6 +20,20 @@ const INTEGER_TEXT = '^-?[0-9]+$';
 const NUMERIC_TEXT = '^(-?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?|NaN|-?Infinity)$';
 const LOCAL_TIMESTAMP = '^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?$';
 const LOCAL_TIME = '^[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?$';
+// What to_json writes for dates and timestamps that RFC 3339 has no form for: infinity,
+// -infinity, years before 1 (" BC") or after 9999, and offsets with seconds (local mean time).
+const PG_DATE_OUT = '^(-?infinity|[0-9]{4,}-[0-9]{2}-[0-9]{2}( BC)?)$';
+const PG_TIMESTAMP_OUT =
+  '^(-?infinity|[0-9]{4,}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([+-][0-9]{2}(:[0-9]{2}){0,2})?( BC)?)$';
+
+/** An RFC 3339 format, or for a result also PostgreSQL's own form of what it cannot express. */
+function dateLike(format: 'date' | 'date-time', direction: Direction): JsonSchema {
+  if (direction === 'input') return { type: 'string', format };
+  return {
+    type: 'string',
+    anyOf: [{ format }, { pattern: format === 'date' ? PG_DATE_OUT : PG_TIMESTAMP_OUT }],
+  };
+}
 // Node's base64 decoder skips what it cannot read ('!!!' decodes to nothing): an argument must
 // be base64 (padding optional) to be taken at all.
 export const BASE64 = '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}(==)?|[A-Za-z0-9+/]{3}=?)?$';
@@ -78,18 +92,18 @@ function baseSchema(
     case 'uuid':
       return { type: 'string', format: 'uuid' };
     case 'date':
-      return { type: 'string', format: 'date' };
+      return dateLike('date', direction);
     case 'timetz':
       return { type: 'string', format: 'time' };
     case 'time':
       return { type: 'string', pattern: LOCAL_TIME, description: 'time of day, no offset' };
     case 'timestamptz':
-      return { type: 'string', format: 'date-time' };
+      return dateLike('date-time', direction);
     case 'timestamp':
       // RFC 3339 date-time requires an offset, which a timestamp without time zone ignores.
       return {
         type: 'string',
-        pattern: LOCAL_TIMESTAMP,
+        pattern: direction === 'input' ? LOCAL_TIMESTAMP : PG_TIMESTAMP_OUT,
         description: 'local date and time, no offset',
       };
     case 'interval':
