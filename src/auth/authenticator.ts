@@ -3,7 +3,8 @@
 // one indexed lookup, and none at all while a recent answer is cached. The cache holds positive
 // answers only, for auth.cacheTtlMs (default 5 s) and never past the token's own expiry;
 // revocations, logouts and user changes made through THIS process drop entries at once, while
-// another instance keeps trusting its cached answer for up to cacheTtlMs.
+// another instance keeps trusting its cached answer for up to cacheTtlMs. Open streams, which
+// outlive the request that authenticated them, are re-checked in batches (lapsedBearers).
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
@@ -18,7 +19,7 @@ import {
 } from './session-store.js';
 import { openStateDatabase, type OpenStateOptions, type StateDb } from './state-db.js';
 import { createTokenStore, type TokenStore } from './token-store.js';
-import type { AuthFailure, Invalidation, Verified } from './types.js';
+import type { AuthFailure, Invalidation, LapseReason, Verified } from './types.js';
 import { createUserStore, type UserStore } from './user-store.js';
 
 export interface Authenticator {
@@ -31,6 +32,12 @@ export interface Authenticator {
   readonly conversations: ConversationStore;
   /** `Authorization: Bearer <raw>` → who is calling, or why not. Never throws for a bad token. */
   authenticateBearer(rawToken: string): Promise<Principal | AuthFailure>;
+  /**
+   * Of these bearers (by `hashBearer`), the ones that no longer check out and why, in one query
+   * for all of them; they are dropped from the cache too. Throws when the state database
+   * cannot be reached.
+   */
+  lapsedBearers(hashes: readonly string[]): Promise<Map<string, LapseReason>>;
   /** Flushes the audit log; closes the state database when this authenticator opened it. */
   close(): Promise<void>;
 }
@@ -127,6 +134,36 @@ export function createAuth(db: StateDb, options: AuthOptions): Authenticator {
       if ('reason' in result) return result;
       if (seen === generation) remember(key, result, now);
       return result.principal;
+    },
+    async lapsedBearers(hashes) {
+      const lapsed = new Map<string, LapseReason>();
+      if (hashes.length === 0) return lapsed;
+      const wanted = [...new Set(hashes)];
+      // API tokens and login sessions in one round trip; a session that is gone (logout, a
+      // password change, its user disabled or removed) is absent from both.
+      const { rows } = await db.query<{ hash: string; lapsed: LapseReason | null }>(
+        `SELECT token_hash AS hash,
+                CASE WHEN revoked_at IS NOT NULL THEN 'revoked'
+                     WHEN expires_at IS NOT NULL AND expires_at <= now() THEN 'expired' END AS lapsed
+           FROM pgmcp.tokens WHERE token_hash = ANY($1::text[])
+         UNION ALL
+         SELECT s.token_hash,
+                CASE WHEN u.disabled THEN 'disabled' WHEN s.expires_at <= now() THEN 'expired' END
+           FROM pgmcp.sessions s JOIN pgmcp.users u ON u.id = s.user_id
+          WHERE s.token_hash = ANY($1::text[])`,
+        [wanted],
+      );
+      const found = new Map(rows.map((row) => [row.hash, row.lapsed]));
+      for (const hash of wanted) {
+        const reason = found.has(hash) ? (found.get(hash) ?? null) : 'ended';
+        if (reason !== null) lapsed.set(hash, reason);
+      }
+      if (lapsed.size > 0) {
+        // A request with one of them must be refused from now on, not in up to cacheTtlMs.
+        generation++;
+        for (const hash of lapsed.keys()) cache.delete(hash);
+      }
+      return lapsed;
     },
     async close() {
       cache.clear();

@@ -13,6 +13,7 @@ export {
   type AuthFailureReason,
   type ChangeContext,
   type Invalidation,
+  type LapseReason,
   type Verified,
 } from './types.js';
 export {

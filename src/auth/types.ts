@@ -37,6 +37,12 @@ export interface Verified {
   readonly sessionId?: string;
 }
 
+/**
+ * Why a bearer that once checked out no longer does: revoked (an API token), expired, its user
+ * disabled, or ended (no such token or session any more: logout, password change, removal).
+ */
+export type LapseReason = 'revoked' | 'expired' | 'disabled' | 'ended';
+
 /** What a cache of verified bearers must forget after a change made in this process. */
 export type Invalidation =
   { readonly tokenId: string } | { readonly sessionId: string } | { readonly userId: string };

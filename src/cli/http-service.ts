@@ -77,6 +77,7 @@ export async function openHttpService(
     auth: {
       required,
       verifier: auth,
+      streamRecheckMs: config.auth.cacheTtlMs,
       trustedProxies: config.auth.trustedProxies,
       proxyHeaders: config.auth.proxyHeaders,
       oauth,

@@ -12,6 +12,7 @@ import {
   isAuthFailure,
   MAX_BEARER_LENGTH,
   type AuthFailure,
+  type LapseReason,
 } from '../auth/index.js';
 import type { ResourceServer } from '../auth/oauth/resource-server.js';
 import { ErrorCodes } from '../core/errors.js';
@@ -25,6 +26,8 @@ import { sendJson, sendRpcError } from './replies.js';
 /** Checks a bearer token: a principal, or why it was refused. */
 export interface BearerVerifier {
   authenticateBearer(raw: string): Promise<Principal | AuthFailure>;
+  /** Re-checks the bearers behind open streams in one batch (see stream-watch.ts). */
+  lapsedBearers?(hashes: readonly string[]): Promise<Map<string, LapseReason>>;
 }
 
 export interface HttpAuthOptions {
@@ -39,6 +42,8 @@ export interface HttpAuthOptions {
   logger: Logger;
   /** OAuth resource server (auth.oauth): tokens that are not pgmcp's own, and discovery. */
   oauth?: HttpOAuth | null;
+  /** How often the credentials behind open streams are re-checked (auth.cacheTtlMs). */
+  streamRecheckMs?: number;
 }
 
 export interface HttpOAuth {
@@ -46,6 +51,8 @@ export interface HttpOAuth {
   discovery: OAuthDiscovery;
   /** auth.oauth.requireAuthorization: the MCP endpoint needs a verified caller. */
   requireOnMcp: boolean;
+  /** auth.oauth.clockSkewSeconds: a token is accepted until its exp plus this. */
+  clockSkewSeconds?: number;
 }
 
 /** Seconds a client should wait after a 503 because an issuer could not be reached. */

@@ -18,6 +18,7 @@ import { challenge } from './challenge.js';
 import type { OAuthDiscovery } from './oauth-discovery.js';
 import { answerStateless, isStatelessLegacy } from './stateless.js';
 import { statusOf } from './status.js';
+import type { LapseReason, StreamWatch } from './stream-watch.js';
 
 export interface McpRouteOptions {
   paths: string[];
@@ -27,9 +28,30 @@ export interface McpRouteOptions {
   keepAliveMs: number;
   /** With OAuth: challenges name the protected resource metadata and the scope to ask for. */
   discovery?: OAuthDiscovery | null;
+  /** Closes the SSE streams of a credential that is revoked, expired or ended (stream-watch.ts). */
+  streamWatch?: StreamWatch | null;
 }
 
 const RETRY_MS = 1000;
+/** A modern request told its credential lapsed gets this long to answer before its stream ends. */
+const LAPSE_GRACE_MS = 1000;
+
+const LAPSED: Record<LapseReason, string> = {
+  revoked: 'was revoked',
+  expired: 'has expired',
+  disabled: 'belongs to a disabled user',
+  ended: 'has ended (signed out, or its session was closed)',
+};
+
+/** The final answer of a modern request whose stream closes because its credential lapsed. */
+function credentialLapsed(reason: LapseReason): RpcError {
+  return new RpcError(
+    RpcCodes.AUTH_REQUIRED,
+    `Stream closed: the bearer token it was opened with ${LAPSED[reason]}. Send a valid token to continue.`,
+    { reason },
+    'auth',
+  );
+}
 
 const header = (req: FastifyRequest, name: string): string | undefined =>
   headerValue(req.headers[name]);
@@ -71,6 +93,18 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       ...(status === 403 ? { description: 'The token lacks the scope this needs.' } : {}),
       ...(roles ? { roles } : {}),
     });
+  };
+
+  /** Run `onLapse` (once) if the credential this SSE response was opened with lapses. */
+  const watchStream = (
+    req: FastifyRequest,
+    res: FastifyReply['raw'],
+    onLapse: (reason: LapseReason) => void,
+  ): void => {
+    const credential = options.streamWatch?.credentialOf(req);
+    if (!credential || res.writableEnded) return;
+    const unwatch = options.streamWatch!.watch(credential, onLapse);
+    res.once('close', unwatch);
   };
 
   /** Find the session a legacy request names, or answer 400/404 and return null. */
@@ -191,6 +225,20 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
         options.keepAliveMs,
       );
       stream.attach(res);
+      watchStream(req, res, (reason) => {
+        if (!transportAbort) {
+          // Legacy: the connection ends; the request's answer waits in the session's event store
+          // for a resumption, which needs a valid credential.
+          res.end();
+          return;
+        }
+        // Modern: the request is cancelled with this reason (subscriptions/listen answers it as
+        // its final error); one that does not stop loses its stream all the same.
+        transportAbort.abort(credentialLapsed(reason));
+        setTimeout(() => {
+          if (!res.writableEnded) res.end();
+        }, LAPSE_GRACE_MS).unref();
+      });
       if (session && !modern) {
         session.streams.set(stream.id, stream);
         if ((session.protocolVersion ?? '') >= '2025-11-25') stream.prime(RETRY_MS);
@@ -361,6 +409,9 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     reply.hijack();
     const res = reply.raw;
     startSse(res, { 'mcp-session-id': session.id });
+    // No JSON-RPC request to answer here: the response simply ends (a resumption needs a valid
+    // credential, so the client's reconnect gets 401).
+    watchStream(req, res, () => res.end());
     if (!resumeFrom) {
       session.getStream.attach(res);
       return;

@@ -44,5 +44,6 @@ export function createHttpOAuth(deps: HttpOAuthDeps): HttpOAuth | null {
       resourceName: deps.resourceName,
     }),
     requireOnMcp: settings.requireAuthorization,
+    clockSkewSeconds: settings.clockSkewSeconds,
   };
 }

@@ -12,6 +12,7 @@ import { registerOAuthServer, type OAuthServerRoutes } from './oauth-server/inde
 import { createOriginPolicy } from './origin.js';
 import { sendJson, sendRpcError } from './replies.js';
 import { createSessionStore, type SessionStore } from './sessions.js';
+import { createStreamWatch } from './stream-watch.js';
 import { httpsOptions } from './tls.js';
 import { registerWebClient } from './web-client.js';
 
@@ -76,6 +77,16 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     logger,
   });
   const unbind = dispatcher.bindSessions(() => sessions.all());
+  // Open streams lose their credential's lapse (revoked, expired, disabled) on every instance.
+  const verifier = deps.auth?.verifier ?? null;
+  const streamWatch = createStreamWatch({
+    intervalMs: deps.auth?.streamRecheckMs ?? 5_000,
+    recheck: verifier?.lapsedBearers
+      ? { lapsedBearers: (hashes) => verifier.lapsedBearers!(hashes) }
+      : null,
+    oauthClockSkewSeconds: deps.auth?.oauth?.clockSkewSeconds ?? 0,
+    logger,
+  });
   const policy = createOriginPolicy({
     bindHost: options.host,
     allowedHosts: options.allowedHosts,
@@ -160,6 +171,7 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     logger,
     keepAliveMs: options.keepAliveMs,
     discovery,
+    streamWatch,
   });
 
   app.get('/health', async (_req, reply) => {
@@ -190,6 +202,7 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     },
     async close() {
       unbind();
+      streamWatch.close();
       sessions.close();
       await app.close();
     },

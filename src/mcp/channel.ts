@@ -20,6 +20,9 @@ export interface RequestChannel {
   disconnect?(retryMs?: number): boolean;
   /** Where the stage timings a handler reports go (HTTP: the Server-Timing header). */
   timing?(stage: string, durationMs: number): void;
-  /** Aborted by the transport (modern era: the client closed the response stream). */
+  /**
+   * Aborted by the transport (modern era: the client closed the response stream, or the
+   * credential it was opened with lapsed; then the reason is the RpcError to answer with).
+   */
   signal?: AbortSignal;
 }

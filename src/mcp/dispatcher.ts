@@ -186,6 +186,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         } finally {
           scope.channel.inFlight?.delete(scope.id);
         }
+        // The transport ended it for a reason the client should hear (its credential lapsed):
+        // the final answer is that error rather than the empty result of a graceful end.
+        const reason: unknown = scope.channel.signal?.aborted ? scope.channel.signal.reason : null;
+        if (reason instanceof RpcError) throw reason;
         return {};
       },
     },

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createAuditLog,
   createAuth,
+  hashBearer,
   isAuthFailure,
   LATEST_VERSION,
   MIGRATIONS,
@@ -204,6 +205,74 @@ function scenarios(open: () => Promise<StateDb>): void {
     expect(await cached.authenticateBearer(created.token)).toEqual({ reason: 'revoked' });
     expect(await cached.authenticateBearer('Basic abc')).toEqual({ reason: 'malformed' });
     await cached.close();
+  });
+
+  it('lapsedBearers re-checks the bearers of open streams in one query and forgets the lapsed', async () => {
+    const spy = counting(db);
+    const here = authOn(spy);
+    // Another instance (or the CLI) makes the changes: this one's cache knows nothing of them.
+    const elsewhere = authOn(db);
+    const good = await here.tokens.create({ name: 'lapse-good', expiresInSeconds: 3600 });
+    const revoked = await here.tokens.create({ name: 'lapse-revoked', expiresInSeconds: 3600 });
+    const expired = await here.tokens.create({ name: 'lapse-expired', expiresInSeconds: 3600 });
+    await here.users.add({ username: 'lapse-user', password: 'lapse-password' });
+    await here.users.add({ username: 'lapse-other', password: 'lapse-password' });
+    const kept = await here.sessions.login('lapse-user', 'lapse-password', null);
+    const outOfTime = await here.sessions.login('lapse-user', 'lapse-password', null);
+    const loggedOut = await here.sessions.login('lapse-user', 'lapse-password', null);
+    const ofDisabled = await here.sessions.login('lapse-other', 'lapse-password', null);
+    const bearers = {
+      good: good.token,
+      revoked: revoked.token,
+      expired: expired.token,
+      kept: kept.sessionToken,
+      outOfTime: outOfTime.sessionToken,
+      loggedOut: loggedOut.sessionToken,
+      ofDisabled: ofDisabled.sessionToken,
+    };
+    for (const raw of Object.values(bearers)) {
+      expect(isAuthFailure(await here.authenticateBearer(raw))).toBe(false);
+    }
+
+    await elsewhere.tokens.revoke(revoked.record.id);
+    await db.query("UPDATE pgmcp.tokens SET expires_at = now() WHERE name = 'lapse-expired'");
+    await db.query('UPDATE pgmcp.sessions SET expires_at = now() WHERE token_hash = $1', [
+      hashBearer(outOfTime.sessionToken),
+    ]);
+    await elsewhere.sessions.logout(loggedOut.sessionToken);
+    // A disabled user's sessions end; one left behind (an older pgmcp) is refused all the same.
+    await db.query("UPDATE pgmcp.users SET disabled = true WHERE username = 'lapse-other'");
+    // Still trusted from the cache, as any request would be for up to cacheTtlMs.
+    expect(await here.authenticateBearer(revoked.token)).toMatchObject({ userId: 'lapse-revoked' });
+
+    const unknown = hashBearer(`pgmcp_${'x'.repeat(43)}`);
+    const hashes = [...Object.values(bearers).map(hashBearer), unknown];
+    const before = spy.queries;
+    const lapsed = await here.lapsedBearers(hashes);
+    expect(spy.queries - before).toBe(1);
+    expect(Object.fromEntries(lapsed)).toEqual({
+      [hashBearer(revoked.token)]: 'revoked',
+      [hashBearer(expired.token)]: 'expired',
+      [hashBearer(outOfTime.sessionToken)]: 'expired',
+      [hashBearer(loggedOut.sessionToken)]: 'ended',
+      [hashBearer(ofDisabled.sessionToken)]: 'disabled',
+      [unknown]: 'ended',
+    });
+    // The lapsed are refused at once; the good ones still come from the cache.
+    expect(await here.authenticateBearer(revoked.token)).toEqual({ reason: 'revoked' });
+    expect(await here.authenticateBearer(ofDisabled.sessionToken)).toEqual({ reason: 'revoked' });
+    const cachedFrom = spy.queries;
+    expect(await here.authenticateBearer(good.token)).toMatchObject({ userId: 'lapse-good' });
+    expect(await here.authenticateBearer(kept.sessionToken)).toMatchObject({
+      userId: 'lapse-user',
+    });
+    expect(spy.queries).toBe(cachedFrom);
+    expect((await here.lapsedBearers([])).size).toBe(0);
+    expect(spy.queries).toBe(cachedFrom);
+    await here.users.remove('lapse-user');
+    await here.users.remove('lapse-other');
+    await here.close();
+    await elsewhere.close();
   });
 
   it('users log in with a session token that verifies like an API token', async () => {
