@@ -24,6 +24,7 @@ import type { Principal } from '../core/principal.js';
 import type { DatabaseChoice } from '../core/specs.js';
 import type { DatabaseDirectory } from '../tools/databases.js';
 import type { Registry } from '../tools/registry.js';
+import type { ToolCallSink } from '../tools/tool-call-record.js';
 import type { ChatCompactor, ChatConversationStore, ChatTokenUsage } from './chat-seams.js';
 import { createChatTools } from './chat-tools.js';
 import { chatInvalid, providerFailure } from './errors.js';
@@ -39,6 +40,8 @@ export interface ChatDeps {
   compact?: ChatCompactor;
   /** Signs approval requests, so an approval only ever runs the call the model proposed. */
   approvalSecret: string | Uint8Array;
+  /** Each tool call the model makes, once it has ended: the exchange log and the audit. */
+  onToolCall?: ToolCallSink;
   logger: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -165,6 +168,8 @@ export async function startChat(
         { ref, tool, err: { message: error instanceof Error ? error.message : String(error) } },
         'chat tool failed',
       ),
+    ...(deps.onToolCall ? { onToolCall: deps.onToolCall } : {}),
+    conversationId: store ? conversationId : null,
   });
 
   let modelMessages = await convertToModelMessages(messages, {
