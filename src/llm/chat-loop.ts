@@ -25,6 +25,7 @@ import type { DatabaseChoice } from '../core/specs.js';
 import type { DatabaseDirectory } from '../tools/databases.js';
 import type { Registry } from '../tools/registry.js';
 import type { ToolCallSink } from '../tools/tool-call-record.js';
+import { historyConflict, storedHistory } from './chat-history.js';
 import type { ChatCompactor, ChatConversationStore, ChatTokenUsage } from './chat-seams.js';
 import { createChatTools } from './chat-tools.js';
 import { chatInvalid, providerFailure } from './errors.js';
@@ -146,12 +147,25 @@ export async function startChat(
   let conversationId: string | null = body.id ?? null;
   const store = deps.store && keepsConversations(principal) ? deps.store : undefined;
   if (store) {
-    const { conversation } = await store.getOrCreate(principal, body.id ?? null, {
+    const { conversation, created } = await store.getOrCreate(principal, body.id ?? null, {
       provider: provider.name,
       model: modelId,
       connection: databaseName,
     });
     conversationId = conversation.id;
+    // A stored conversation's history is the store's; the request adds only what is new.
+    const kept = conversation.messages ?? [];
+    if (!created && kept.length > 0) {
+      const history = storedHistory(conversation.id, kept, messages);
+      try {
+        messages = await validateUIMessages({ messages: history });
+      } catch {
+        throw historyConflict(
+          conversation.id,
+          'the stored conversation holds messages that are not AI SDK UI messages',
+        );
+      }
+    }
   }
 
   const chatTools = createChatTools({
