@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { createUIMessageStreamResponse } from 'ai';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isAppError } from '../core/errors.js';
+import { ErrorCodes, isAppError } from '../core/errors.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
 import {
   createProxy,
@@ -118,6 +118,18 @@ const CHAT_BODY = {
     provider: NAME,
     model: NAME,
     database: { type: 'string', minLength: 1, maxLength: 64 },
+  },
+} as const;
+
+/** The 409 of POST /api/chat: the messages sent disagree with the stored conversation. */
+const HISTORY_CONFLICT = {
+  description:
+    'The messages sent disagree with the stored conversation (code PGMCP814): an earlier message differs, is missing or was added. Nothing ran; the stored conversation is unchanged.',
+  type: 'object',
+  required: ['error', 'code'],
+  properties: {
+    error: { type: 'string' },
+    code: { type: 'string', enum: [ErrorCodes.CONVERSATION_HISTORY_CONFLICT] },
   },
 } as const;
 
@@ -260,8 +272,9 @@ export function registerLlmRoutes(
       schema: {
         summary:
           "The agent loop: the model answers with pgmcp's tools, run as the caller on the chat's database.",
-        description: STREAM_DESCRIPTION,
+        description: `${STREAM_DESCRIPTION} With the id of a conversation the caller has stored, the history is the stored one: the messages sent must begin with it (equal by role and content), followed by at most the new user message, or the stored last assistant message may come back with tool approvals answered; the new user message alone is accepted too. Anything else is a 409.`,
         body: CHAT_BODY,
+        response: { 409: HISTORY_CONFLICT },
       },
     },
     async (request, reply) => {
@@ -275,6 +288,9 @@ export function registerLlmRoutes(
         );
         return sendResponse(reply, createUIMessageStreamResponse({ stream }));
       } catch (error) {
+        if (isAppError(error) && error.code === ErrorCodes.CONVERSATION_HISTORY_CONFLICT) {
+          return reply.code(409).send({ error: error.message, code: error.code });
+        }
         throw refusal(error);
       }
     },

@@ -52,6 +52,8 @@ export interface ToolCallRecord {
   /** An AppError code or SQLSTATE when the call failed. */
   errorCode?: string;
   clientAddress?: string | null;
+  /** The chat conversation the call was made in (details.conversation_id). */
+  conversationId?: string;
 }
 
 export interface AuditLog {
@@ -210,7 +212,10 @@ export function createAuditLog(options: AuditOptions): AuditLog {
         database: call.database,
         tool: call.tool,
         durationMs: call.durationMs,
-        details: call.errorCode ? { error_code: call.errorCode } : {},
+        details: {
+          ...(call.errorCode ? { error_code: call.errorCode } : {}),
+          ...(call.conversationId ? { conversation_id: call.conversationId } : {}),
+        },
       });
     },
     flush,

@@ -30,6 +30,11 @@ export interface App {
   shutdown: AbortController;
   /** Hear of every answered request (the audit log listens); returns the unsubscribe. */
   onExchange(listener: (record: ExchangeRecord) => void): () => void;
+  /**
+   * Record a tool call made outside the dispatcher (the chat agent's): it goes to the exchange
+   * log and to the `onExchange` listeners exactly as an MCP call does.
+   */
+  recordExchange(record: ExchangeRecord): void;
   /** Each database's state; ok while at least one answers. */
   health(): Promise<AppHealth>;
   close(): Promise<void>;
@@ -85,6 +90,10 @@ export async function createApp(
   const shutdown = new AbortController();
   const exchangeListeners = new Set<(record: ExchangeRecord) => void>();
   let exchangeLog: ExchangeLog | null = null;
+  const recordExchange = (record: ExchangeRecord): void => {
+    exchangeLog?.record(record);
+    for (const listener of exchangeListeners) listener(record);
+  };
   const dispatcherFor = (name: string, databases?: DatabaseDirectory): Dispatcher =>
     createDispatcher({
       registry,
@@ -99,10 +108,7 @@ export async function createApp(
       toolDescriptionSuffix: config.server.toolDescriptionSuffix,
       signer,
       filterByAccess: config.auth.filterToolsByRole || config.auth.oauth.filterToolsByRole,
-      onExchange: (record) => {
-        exchangeLog?.record(record);
-        for (const listener of exchangeListeners) listener(record);
-      },
+      onExchange: recordExchange,
       extendContext: extension?.extendContext,
       ...(databases ? { databases } : {}),
       ...(start.ready ? { ready: start.ready } : {}),
@@ -145,6 +151,7 @@ export async function createApp(
       exchangeListeners.add(listener);
       return () => exchangeListeners.delete(listener);
     },
+    recordExchange,
     async health() {
       const states = await Promise.all(
         opened.map(async ({ entry, db: d }) => ({

@@ -1,5 +1,7 @@
-// Every tools/call of an app goes to the audit log (HTTP with the state database; stdio to
-// audit.file). Its own module so stdio can use it without loading the HTTP stack.
+// Every tool call of an app goes to the audit log (HTTP with the state database; stdio to
+// audit.file): the MCP dispatcher's and the chat agent's alike, both reported through the app's
+// exchange records (tools/tool-call-record.ts). Its own module so stdio can use it without
+// loading the HTTP stack.
 import type { AuditLog } from '../auth/index.js';
 import type { App } from './app.js';
 
@@ -13,6 +15,7 @@ export function auditToolCalls(app: App, audit: AuditLog): void {
       durationMs: record.durationMs,
       outcome: record.outcome === 'ok' ? 'success' : 'failure',
       ...(record.errorCode != null ? { errorCode: String(record.errorCode) } : {}),
+      ...(record.conversationId != null ? { conversationId: record.conversationId } : {}),
     });
   });
 }

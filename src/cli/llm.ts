@@ -22,7 +22,7 @@ const COUNTERS: Record<LlmProviderType, TokenCounterType> = {
 
 export function llmDeps(
   config: Config,
-  app: Pick<App, 'registry' | 'directory'>,
+  app: Pick<App, 'registry' | 'directory' | 'recordExchange'>,
   logger: Logger,
   env: NodeJS.ProcessEnv = process.env,
   auth?: Pick<Authenticator, 'conversations'>,
@@ -37,6 +37,8 @@ export function llmDeps(
     llm: config.llm,
     registry: app.registry,
     directory: app.directory,
+    // The agent's tool calls are recorded as MCP calls are: the exchange log and the audit.
+    onToolCall: app.recordExchange,
     // Every exchange of a signed-in caller is saved to its conversation, with the tokens spent.
     ...(auth ? { store: auth.conversations } : {}),
     // A history nearing the model's context is compacted before it is sent (the stored

@@ -24,6 +24,8 @@ import type { Principal } from '../core/principal.js';
 import type { DatabaseChoice } from '../core/specs.js';
 import type { DatabaseDirectory } from '../tools/databases.js';
 import type { Registry } from '../tools/registry.js';
+import type { ToolCallSink } from '../tools/tool-call-record.js';
+import { historyConflict, storedHistory } from './chat-history.js';
 import type { ChatCompactor, ChatConversationStore, ChatTokenUsage } from './chat-seams.js';
 import { createChatTools } from './chat-tools.js';
 import { chatInvalid, providerFailure } from './errors.js';
@@ -39,6 +41,8 @@ export interface ChatDeps {
   compact?: ChatCompactor;
   /** Signs approval requests, so an approval only ever runs the call the model proposed. */
   approvalSecret: string | Uint8Array;
+  /** Each tool call the model makes, once it has ended: the exchange log and the audit. */
+  onToolCall?: ToolCallSink;
   logger: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -143,12 +147,25 @@ export async function startChat(
   let conversationId: string | null = body.id ?? null;
   const store = deps.store && keepsConversations(principal) ? deps.store : undefined;
   if (store) {
-    const { conversation } = await store.getOrCreate(principal, body.id ?? null, {
+    const { conversation, created } = await store.getOrCreate(principal, body.id ?? null, {
       provider: provider.name,
       model: modelId,
       connection: databaseName,
     });
     conversationId = conversation.id;
+    // A stored conversation's history is the store's; the request adds only what is new.
+    const kept = conversation.messages ?? [];
+    if (!created && kept.length > 0) {
+      const history = storedHistory(conversation.id, kept, messages);
+      try {
+        messages = await validateUIMessages({ messages: history });
+      } catch {
+        throw historyConflict(
+          conversation.id,
+          'the stored conversation holds messages that are not AI SDK UI messages',
+        );
+      }
+    }
   }
 
   const chatTools = createChatTools({
@@ -165,6 +182,8 @@ export async function startChat(
         { ref, tool, err: { message: error instanceof Error ? error.message : String(error) } },
         'chat tool failed',
       ),
+    ...(deps.onToolCall ? { onToolCall: deps.onToolCall } : {}),
+    conversationId: store ? conversationId : null,
   });
 
   let modelMessages = await convertToModelMessages(messages, {

@@ -23,7 +23,7 @@ export interface ChatConversationStore {
     owner: Principal,
     id: string | null,
     init: ChatConversationSettings & { messages?: readonly unknown[] },
-  ): Promise<{ conversation: { id: string }; created: boolean }>;
+  ): Promise<{ conversation: { id: string; messages?: readonly unknown[] }; created: boolean }>;
   /** Stores `messages` as the whole history and adds `usageDelta` to the totals. */
   saveMessages(
     owner: Principal,

@@ -3,7 +3,8 @@
 // by the validator the registry compiled, their results in the MCP shape
 // `{ isError, text, structuredContent? }`. A query_database write needs the person's approval
 // (AI SDK tool approval); the model has no other way to make it run. A tool that fails the same
-// way maxSameFailures times is not run again in the request.
+// way maxSameFailures times is not run again in the request. Every call the model makes is
+// recorded like an MCP tools/call (tools/tool-call-record.ts): the exchange log and the audit.
 import { jsonSchema, tool, type ToolSet } from 'ai';
 import type { ToolResult } from '../core/content.js';
 import { AppError, ErrorCodes, isAppError } from '../core/errors.js';
@@ -11,6 +12,7 @@ import type { Principal } from '../core/principal.js';
 import type { DatabaseChoice, ToolSpec } from '../core/specs.js';
 import type { Registry } from '../tools/registry.js';
 import { checkStatement } from '../tools/sql-guard.js';
+import { toolCallRecord, toolErrorCode, type ToolCallSink } from '../tools/tool-call-record.js';
 import { chatContext } from './chat-context.js';
 
 /** What the client sees of one tool call (the contract's tool part output). */
@@ -34,6 +36,18 @@ export interface ChatToolsInput {
   maxToolResultChars: number;
   /** A bug inside a tool: logged with the reference the output names. */
   onInternalError(error: unknown, ref: string, tool: string): void;
+  /** Where each call is recorded once it has ended (the exchange log and the audit). */
+  onToolCall?: ToolCallSink;
+  /** The stored conversation the calls are made in (null: none is kept). */
+  conversationId?: string | null;
+}
+
+/** One call's output, and the code behind its failure for the record. */
+interface Ran {
+  output: ChatToolOutput;
+  errorCode?: string;
+  /** The configured database the call used (several databases). */
+  database?: string;
 }
 
 export interface ChatTools {
@@ -95,7 +109,10 @@ function outputOf(result: ToolResult): ChatToolOutput {
   };
 }
 
-const failed = (error: AppError): ChatToolOutput => ({ isError: true, text: error.message });
+const failed = (error: AppError): Ran => ({
+  output: { isError: true, text: error.message },
+  errorCode: toolErrorCode(error),
+});
 
 export function createChatTools(input: ChatToolsInput): ChatTools {
   const tools: ToolSet = {};
@@ -120,17 +137,20 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
           }
         : {}),
       async execute(args, { toolCallId, abortSignal }) {
-        if (blocked.has(name)) {
-          return failed(
-            new AppError(
-              ErrorCodes.TOOL_REPEATED_FAILURE,
-              `Not run: ${registryName} failed the same way ${input.maxSameFailures} times in this request. Do not call it again; tell the person what went wrong.`,
-              { category: 'input' },
-            ),
-          );
-        }
-        const output = await run(spec, args ?? {}, toolCallId, abortSignal);
-        if (output.isError) {
+        const started = performance.now();
+        const wasBlocked = blocked.has(name);
+        const ran = wasBlocked
+          ? failed(
+              new AppError(
+                ErrorCodes.TOOL_REPEATED_FAILURE,
+                `Not run: ${registryName} failed the same way ${input.maxSameFailures} times in this request. Do not call it again; tell the person what went wrong.`,
+                { category: 'input' },
+              ),
+            )
+          : await run(spec, args ?? {}, toolCallId, abortSignal);
+        record(registryName, args ?? {}, ran, performance.now() - started);
+        const { output } = ran;
+        if (output.isError && !wasBlocked) {
           const key = `${name}\u0000${output.text}`;
           const count = (failures.get(key) ?? 0) + 1;
           failures.set(key, count);
@@ -148,12 +168,33 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
     });
   }
 
+  /** The call as the MCP path records its own: the exchange log, the audit. Never throws. */
+  function record(tool: string, args: unknown, ran: Ran, durationMs: number): void {
+    if (!input.onToolCall) return;
+    try {
+      input.onToolCall(
+        toolCallRecord(input.registry, {
+          principal: input.principal,
+          tool,
+          args,
+          durationMs,
+          failed: ran.output.isError,
+          errorCode: ran.errorCode ?? null,
+          database: ran.database ?? null,
+          conversationId: input.conversationId ?? null,
+        }),
+      );
+    } catch (error) {
+      input.onInternalError(error, 'record', tool);
+    }
+  }
+
   async function run(
     spec: ToolSpec,
     args: Record<string, unknown>,
     toolCallId: string,
     abortSignal: AbortSignal | undefined,
-  ): Promise<ChatToolOutput> {
+  ): Promise<Ran> {
     if (spec.name === QUERY_TOOL && 'confirm' in args) {
       return failed(
         new AppError(
@@ -165,29 +206,55 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
     }
     const registered = input.registry.tool(spec.name);
     if (!registered)
-      return { isError: true, text: `The tool ${spec.name} is no longer available.` };
+      return { output: { isError: true, text: `The tool ${spec.name} is no longer available.` } };
     const issues = registered.validate(args);
-    if (issues)
-      return { isError: true, text: `Invalid arguments for ${spec.name}: ${issues.join('; ')}.` };
+    if (issues) {
+      return {
+        output: {
+          isError: true,
+          text: `Invalid arguments for ${spec.name}: ${issues.join('; ')}.`,
+        },
+      };
+    }
     const signal = abortSignal ? AbortSignal.any([input.signal, abortSignal]) : input.signal;
+    const ran: Partial<Ran> = {};
     const ctx = chatContext({
       principal: input.principal,
       signal,
-      ...(input.database ? { database: input.database } : {}),
+      ...(input.database ? { database: usedBy(input.database, ran) } : {}),
       approved: input.approvedCalls.has(toolCallId),
     });
     try {
-      return outputOf(await registered.spec.call(args, ctx));
+      const output = outputOf(await registered.spec.call(args, ctx));
+      return { ...ran, output };
     } catch (error) {
-      if (isAppError(error) && error.category !== 'internal') return failed(error);
+      if (isAppError(error) && error.category !== 'internal') return { ...ran, ...failed(error) };
       const ref = Math.random().toString(36).slice(2, 10);
       input.onInternalError(error, ref, spec.name);
       return {
-        isError: true,
-        text: `The tool ${spec.name} failed with an internal error (ref ${ref}).`,
+        ...ran,
+        output: {
+          isError: true,
+          text: `The tool ${spec.name} failed with an internal error (ref ${ref}).`,
+        },
+        errorCode: ErrorCodes.INTERNAL,
       };
     }
   }
 
   return { tools, active: () => names.filter((n) => !blocked.has(n)) };
+}
+
+/** The chat's database choice for one call, noting in `ran` the database the call used. */
+function usedBy(choice: DatabaseChoice, ran: Partial<Ran>): DatabaseChoice {
+  return {
+    get selected() {
+      return choice.selected;
+    },
+    select: (name) => choice.select(name),
+    used(name) {
+      ran.database = name;
+      choice.used(name);
+    },
+  };
 }

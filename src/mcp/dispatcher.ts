@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { ErrorCategory } from '../core/errors.js';
 import type { ExchangeRecord } from '../tools/handlers/exchange-log.js';
 import type { Registry } from '../tools/registry.js';
+import { toolCallRecord } from '../tools/tool-call-record.js';
 import type { RequestChannel } from './channel.js';
 import { rpcErrorOf } from './errors.js';
 import { checkModernHeaders, type HeaderValue } from './headers.js';
@@ -91,7 +92,7 @@ const LEGACY_ONLY: readonly Era[] = ['legacy'];
 const BOTH: readonly Era[] = ['legacy', 'modern'];
 const MODERN_ONLY: readonly Era[] = ['modern'];
 
-/** What the exchange log records of one answered request. */
+/** What the exchange log (and, for a tool call, the audit) records of one answered request. */
 function exchangeRecord(
   request: JsonRpcRequest,
   channel: RequestChannel,
@@ -114,21 +115,29 @@ function exchangeRecord(
     failed = true;
     errorCode = note.errorCode ?? null;
   }
+  const durationMs = performance.now() - started;
+  // A tool call is recorded the way the chat agent's calls are (tools/tool-call-record.ts).
+  if (request.method === 'tools/call' && typeof named === 'string') {
+    return toolCallRecord(registry, {
+      principal: channel.principal,
+      tool: named,
+      args: params['arguments'],
+      durationMs,
+      failed,
+      errorCode,
+      database: note.database ?? null,
+    });
+  }
   const record: ExchangeRecord = {
     principal: channel.principal,
     method: request.method,
     name: typeof named === 'string' ? named : null,
-    durationMs: performance.now() - started,
+    durationMs,
     outcome: failed ? 'error' : 'ok',
     errorCode,
   };
   if (note.database !== undefined) record.database = note.database;
-  // A tool whose arguments hold a secret (authenticate_user's password) is logged without them,
-  // and so is a call of a name that is no tool (a mistyped authenticate_user, say).
-  const tool =
-    request.method === 'tools/call' && typeof named === 'string' ? registry.tool(named) : null;
-  const secret = tool === undefined || tool?.spec.sensitiveArguments === true;
-  if (params['arguments'] !== undefined && !secret) record.args = params['arguments'];
+  if (params['arguments'] !== undefined) record.args = params['arguments'];
   return record;
 }
 

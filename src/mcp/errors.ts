@@ -4,6 +4,7 @@
 import type { AppError } from '../core/errors.js';
 import { ErrorCodes, isAppError, type ErrorCategory } from '../core/errors.js';
 import type { ToolResult } from '../core/content.js';
+import { toolErrorCode } from '../tools/tool-call-record.js';
 import type { Era } from './dispatcher.js';
 import { RpcCodes, RpcError, type JsonRpcErrorObject } from './jsonrpc.js';
 
@@ -62,10 +63,7 @@ export function protocolErrorOf(error: unknown, era: Era, resourceUri?: string):
 }
 
 /** The code the exchange log records for a failed tool: the SQLSTATE, else the PGMCP code. */
-export function errorCodeOf(error: AppError): string {
-  const sqlstate = error.details?.['sqlstate'];
-  return typeof sqlstate === 'string' ? sqlstate : error.code;
-}
+export const errorCodeOf = toolErrorCode;
 
 export function toolError(message: string, code?: string): ToolResult {
   const result: ToolResult = { content: [{ type: 'text', text: message }], isError: true };

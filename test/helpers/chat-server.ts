@@ -1,7 +1,7 @@
 // An in-process pgmcp HTTP server composed the way `pgmcp serve --http` composes it (createApp,
-// openAuth, createHttpServer with the /api routes and the LLM side), listening on port 0, for
-// the chat suites; and a client that talks to /api/chat the way useChat does (the AI SDK's
-// DefaultChatTransport and readUIMessageStream).
+// openAuth, the audit of tool calls, createHttpServer with the /api routes and the LLM side),
+// listening on port 0, for the chat suites; and a client that talks to /api/chat the way useChat
+// does (the AI SDK's DefaultChatTransport and readUIMessageStream).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import pino from 'pino';
 import YAML from 'yaml';
 import { openAuth, type Authenticator } from '../../src/auth/index.js';
 import { createApp, type App } from '../../src/cli/app.js';
+import { auditToolCalls } from '../../src/cli/audit-tool-calls.js';
 import { llmDeps } from '../../src/cli/llm.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createHttpServer, type HttpServer } from '../../src/http/server.js';
@@ -64,6 +65,7 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
     logger,
     ...(config.state.url === null && app.embeddedDb ? { via: app.embeddedDb } : {}),
   });
+  auditToolCalls(app, auth.audit);
   const http = createHttpServer({
     options: { ...config.http },
     dispatcher: app.dispatcher,

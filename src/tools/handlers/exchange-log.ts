@@ -12,6 +12,11 @@ export interface ExchangeRecord {
   errorCode?: string | number | null;
   /** The configured database the request used, when several are configured and it used one. */
   database?: string | null;
+  /**
+   * The chat conversation a chat tool call was made in. The audit log records it;
+   * mcp.exchange has no column for it.
+   */
+  conversationId?: string | null;
   /** Stored only when the log was created with logArguments. */
   args?: unknown;
 }
