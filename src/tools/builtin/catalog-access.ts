@@ -147,6 +147,17 @@ const FILTERED: Record<string, Filter> = {
   'information_schema.sequences': (d) => relByName('x.sequence_schema', 'x.sequence_name', d),
 };
 
+/**
+ * Columns of filtered relations that come back NULL: a function's body is text that can name
+ * anything, denied tables included.
+ */
+const BLANKED: Record<string, Record<string, string>> = {
+  'pg_catalog.pg_proc': {
+    prosrc: 'NULL::pg_catalog.text',
+    prosqlbody: 'NULL::pg_catalog.pg_node_tree',
+  },
+};
+
 /** Catalog relations that hold nothing about schemas, relations or columns: read as they are. */
 const OPEN = new Set(
   [
@@ -753,7 +764,15 @@ function rewrite(
     if (first < 0) throw cannotFilter(rel);
     let last = first;
     while (tokens[last + 1]?.text === '.' && tokens[last + 2]) last += 2;
-    const subquery = `(SELECT x.* FROM ${catalogName(rel)} x WHERE ${FILTERED[catalogName(rel)]!(denied)})`;
+    const blank = BLANKED[catalogName(rel)];
+    const list = blank
+      ? rel.columns
+          .map((c) =>
+            blank[c.name] ? `${blank[c.name]} AS ${quoteIdent(c.name)}` : `x.${quoteIdent(c.name)}`,
+          )
+          .join(', ')
+      : 'x.*';
+    const subquery = `(SELECT ${list} FROM ${catalogName(rel)} x WHERE ${FILTERED[catalogName(rel)]!(denied)})`;
     edits.push({
       start: tokens[first]!.start,
       end: tokens[last]!.end,

@@ -12,17 +12,7 @@ export interface Judge {
   /** Why the column may not be read, or null (masked columns are not hidden). */
   columnHidden(schema: string, table: string, column: string): string | null;
   columnMasked(schema: string, table: string, column: string): boolean;
-  /** Whether the table has columns the policy hides although no rule names them (catalog text). */
-  hidesColumnsOf(schema: string, table: string): boolean;
 }
-
-/**
- * Catalog columns hidden under a policy: a function's body is text that can name anything,
- * denied tables included (the rows of pg_proc itself are filtered, see catalog-access.ts).
- */
-const CATALOG_TEXT: Record<string, readonly string[]> = {
-  'pg_catalog.pg_proc': ['prosrc', 'prosqlbody'],
-};
 
 export function createJudge(policy: AccessPolicy): Judge {
   return {
@@ -39,16 +29,12 @@ export function createJudge(policy: AccessPolicy): Judge {
     columnHidden(schema, table, column) {
       const secret = secretColumn(schema, table, column);
       if (secret) return `${schema}.${table}.${column}, which holds ${secret.holds}`;
-      if (policy.active && CATALOG_TEXT[`${schema}.${table}`]?.includes(column))
-        return `${schema}.${table}.${column} (a body, which can name what the policy denies), which an access policy hides`;
       if (policy.active && !policy.columnVisible(schema, table, column))
         return `${schema}.${table}.${column}, which the access policy denies`;
       return null;
     },
     columnMasked: (schema, table, column) =>
       policy.active && policy.columnMasked(schema, table, column),
-    hidesColumnsOf: (schema, table) =>
-      policy.active && CATALOG_TEXT[`${schema}.${table}`] !== undefined,
   };
 }
 

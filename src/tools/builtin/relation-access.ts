@@ -101,13 +101,12 @@ export async function enforcePolicy(
 ): Promise<RelationColumn[]> {
   const { policy } = judge;
   const secret = relations.some((r) => isSecretRelation(r.schema, r.name));
-  const catalogText = relations.some((r) => judge.hidesColumnsOf(r.schema, r.name));
   if (!policy.active && !secret) return [];
   for (const rel of relations) {
     // A denied relation answers as if it did not exist.
     if (judge.tableDenied(rel.schema, rel.name)) throw missingRelation(rel.written);
   }
-  if ((!policy.hasColumnRules && !secret && !catalogText) || relations.length === 0) return [];
+  if ((!policy.hasColumnRules && !secret) || relations.length === 0) return [];
   const seen = new Set<number>();
   const columns: RelationColumn[] = [];
   for (const relation of relations) {
