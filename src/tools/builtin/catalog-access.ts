@@ -6,8 +6,9 @@
 // catalog relation is refused. Functions and casts that turn a name or an oid into what the
 // catalog knows of it (regclass casts, to_regclass, pg_relation_size, obj_description,
 // has_table_privilege …) are allowed only on a constant name of a visible object; a denied one
-// gets the error a missing one gets. Definitions (view text, function bodies, index and
-// constraint definitions) are refused: they are text that can name anything.
+// gets the error a missing one gets. Definitions of views, rules, constraints and functions are
+// refused (pg_get_viewdef, pg_views …) or blanked (pg_proc's bodies): text that can name
+// anything. docs/security.md, "The system catalog", says what is filtered, open and refused.
 import { scanSync } from 'libpg-query';
 import type { Lookup } from '../../db/call-session.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
