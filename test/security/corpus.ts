@@ -9,6 +9,7 @@
 //   {{file}}    a path prefix no file may ever appear under
 //   {{role}}    the role the server connects as
 
+import { CATALOG_ENTRIES } from './catalog.js';
 import { CREDENTIAL_ENTRIES, INDIRECTION_ENTRIES } from './indirection.js';
 
 export type Category =
@@ -29,7 +30,8 @@ export type Category =
   | 'params'
   | 'tool arguments'
   | 'credentials'
-  | 'policy indirection';
+  | 'policy indirection'
+  | 'catalog introspection';
 
 /**
  * What "held" means for an entry, beyond the checks every entry gets:
@@ -688,6 +690,8 @@ export const HOSTILE: readonly CorpusEntry[] = [
   // Credentials in the catalog and the access policy through views and functions (indirection.ts).
   ...CREDENTIAL_ENTRIES,
   ...INDIRECTION_ENTRIES,
+  // What the policy denies does not show through the system catalog (catalog.ts).
+  ...CATALOG_ENTRIES,
 ];
 
 /** Replace the placeholders in every string of `args`. */

@@ -12,6 +12,7 @@ export function policyEnv(schema: string): Record<string, string> {
   return {
     PGMCP_DENY_TABLES: `${schema}.vault`,
     PGMCP_MASK_COLUMNS: `${schema}.people.ssn`,
+    PGMCP_DENY_COLUMNS: `${schema}.staff.salary`,
     // The corpus's "function that sets statement_timeout" must run, to show it does no harm.
     PGMCP_ALLOW_FUNCTIONS: `${schema}.owner_timeout`,
   };

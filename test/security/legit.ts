@@ -4,6 +4,7 @@
 // amount = id * 1.25, doc = {id, tags: ["t<id % 4>", "all"], score: id % 7},
 // created = 2024-01-01 + id days.
 import type { Tool } from './corpus.js';
+import { CATALOG_LEGIT } from './catalog.js';
 import { INDIRECTION_LEGIT } from './indirection.js';
 
 export interface LegitEntry {
@@ -180,4 +181,5 @@ export const LEGITIMATE: readonly LegitEntry[] = [
     expected: 7,
   },
   ...INDIRECTION_LEGIT,
+  ...CATALOG_LEGIT,
 ];

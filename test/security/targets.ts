@@ -13,6 +13,7 @@ import { installCatalogTrigger } from '../../src/catalog/watch.js';
 import { startEmbedded } from '../../src/db/embedded/index.js';
 import { TEST_ROLE, uniqueSchemaName, withClient, type RealPostgres } from '../helpers/postgres.js';
 import { fixtureSql, securityServerEnv, snapshotSql, startTarget, type Target } from './harness.js';
+import { catalogFixtureSql, deniedColumnFixtureSql, stateStandInSql } from './catalog.js';
 import { indirectionFixtureSql, passwordRoleSql, policyEnv } from './indirection.js';
 
 const SCHEMA = 'sec';
@@ -70,6 +71,9 @@ export async function postgresTarget(
     await admin.query(fixtureSql(SCHEMA));
     await admin.query(passwordRoleSql(passwordRole));
     await admin.query(indirectionFixtureSql(SCHEMA));
+    await admin.query(deniedColumnFixtureSql(SCHEMA) + catalogFixtureSql(SCHEMA));
+    // The served database holds a schema named like the state schema: the server denies it.
+    await admin.query(stateStandInSql(mode === 'role' ? info.role : null));
     // As `pgmcp install` leaves it: the catalog generation lets the access policy reuse its
     // lookups, so the corpus meets the cached path too (the embedded server installs it itself).
     await installCatalogTrigger(admin);
@@ -151,6 +155,7 @@ export async function embeddedTarget(): Promise<Target> {
         await client.query(fixtureSql(SCHEMA));
         await client.query(passwordRoleSql('pgmcp_sec_pw'));
         await client.query(indirectionFixtureSql(SCHEMA));
+        await client.query(deniedColumnFixtureSql(SCHEMA) + catalogFixtureSql(SCHEMA));
         // PGlite's one backend ignores per-database settings; the server-wide one reaches it.
         await client.query('ALTER SYSTEM SET standard_conforming_strings = off');
       } finally {

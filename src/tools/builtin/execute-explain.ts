@@ -165,10 +165,12 @@ export function createExecuteExplainTool(deps: ExplainDeps): ToolSpec {
           relations = await resolveRelations(client, guard.relations);
           // The whole policy, as for query_database: through views and functions, and masked
           // columns in filters (EXPLAIN's row estimates and ANALYZE's counts would answer them).
-          await checkPolicy(client, policy, query, guard);
+          const masks = await checkPolicy(client, policy, query, guard);
+          // Catalog relations read under a policy are explained as they run: filtered.
+          const text = masks.statement ? explainSql(masks.statement, analyze, buffers) : sql;
           await sameLexerAsParser(client);
           const result = await client
-            .query({ text: sql, queryMode: 'extended' } as pg.QueryConfig)
+            .query({ text, queryMode: 'extended' } as pg.QueryConfig)
             .catch((error: unknown) => {
               throw positionInQuery(error, sql.length - query.length);
             });

@@ -13,6 +13,7 @@
 import type { Lookup } from '../../db/call-session.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import { isSecretRelation } from '../credentials.js';
+import { checkCatalogInBody } from './catalog-access.js';
 import { nameParts, tryParse, visitNodes } from './parse-tree.js';
 import {
   functionRefs,
@@ -289,6 +290,8 @@ async function checkBody(walk: Walk, tree: unknown, label: string, depth: number
     const denied = walk.judge.tableDenied(rel.schema, rel.name);
     if (denied) throw indirect(`${label}reads ${denied}`);
   }
+  // It runs as written: the catalog it reads cannot be filtered.
+  await checkCatalogInBody(walk.lookup, walk.judge, relations, tree, label);
   if (relations.length > 0) {
     const rows = relations.flatMap((r) => r.columns.map((c) => ({ oid: r.oid, name: c.name })));
     const byOid = new Map(relations.map((r) => [r.oid, r]));

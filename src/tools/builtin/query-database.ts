@@ -178,7 +178,7 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
       ): Promise<ToolResult> => {
         const result = await stage('run', () =>
           session.run(
-            { text: query, values: params },
+            { text: masks.statement ?? query, values: params },
             { offset, limit, maxBytes: limits.maxResultBytes },
           ),
         );
@@ -210,7 +210,7 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
               checkPolicy(session, policy, query, guard, screen),
             );
             const plan = await stage('plan', () =>
-              estimatePlan(session, query, params, true).catch(() => null),
+              estimatePlan(session, masks.statement ?? query, params, true).catch(() => null),
             );
             return { masks, plan };
           });
@@ -236,7 +236,7 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
               call?.guard();
               await stage('plan', () =>
                 guard.kind === 'read'
-                  ? checkPlanCost(session, options, query, params, guard)
+                  ? checkPlanCost(session, options, masks.statement ?? query, params, guard)
                   : undefined,
               );
               await stage('confirm', () => {

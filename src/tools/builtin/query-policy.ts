@@ -8,6 +8,7 @@ import type { AccessPolicy } from '../access-policy.js';
 import type { GuardResult } from '../sql-guard.js';
 import type { CredentialScreen } from './credential-screen.js';
 import type { CallCache } from './policy-cache.js';
+import { checkCatalog } from './catalog-access.js';
 import { checkIndirection } from './indirection.js';
 import { createJudge, type Judge } from './policy-judge.js';
 import { maskedDecisions, maskedOutputs } from './masked-use.js';
@@ -27,6 +28,11 @@ export interface Masks {
    * cannot be told, and then every computed column is masked while `referenced`.
    */
   computed: boolean[] | null;
+  /**
+   * The statement to send instead of the caller's: the same, with the system catalog relations
+   * it reads replaced by subqueries without the rows of denied objects (catalog-access.ts).
+   */
+  statement?: string;
 }
 
 export const NO_MASKS: Masks = { attrs: new Set(), referenced: false, computed: null };
@@ -55,6 +61,8 @@ export async function checkPolicy(
   const columns = await enforcePolicy(lookup, judge, relations, tree);
   const { setReturning } = await checkIndirection(lookup, judge, relations, tree);
   if (!policy.active) return NO_MASKS;
+  const rewritten = await checkCatalog(lookup, judge, relations, tree, sql);
+  const sent = rewritten === null ? {} : { statement: rewritten };
   const attrs = new Set<string>();
   const maskedNames = new Set<string>();
   const maskedRelations = new Set<number>();
@@ -65,7 +73,7 @@ export async function checkPolicy(
       maskedRelations.add(rel.oid);
     }
   }
-  if (maskedNames.size === 0) return { attrs, referenced: false, computed: null };
+  if (maskedNames.size === 0) return { attrs, referenced: false, computed: null, ...sent };
   const aliases = new Set<string>();
   for (const rel of relations) {
     if (!maskedRelations.has(rel.oid)) continue;
@@ -89,7 +97,7 @@ export async function checkPolicy(
       );
     }
   }
-  return { attrs, referenced: true, computed: maskedOutputs(statement, scope) };
+  return { attrs, referenced: true, computed: maskedOutputs(statement, scope), ...sent };
 }
 
 /**
