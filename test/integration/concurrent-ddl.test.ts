@@ -20,13 +20,7 @@ import { createAccessPolicy, NO_RULES } from '../../src/tools/access-policy.js';
 import { createQueryDatabaseTool } from '../../src/tools/builtin/query-database.js';
 import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../../src/tools/sql-guard.js';
 import { CONNECTORS, type McpConnection } from '../helpers/connectors.js';
-import {
-  realPostgres,
-  TEST_ROLE,
-  throwawayDatabase,
-  withClient,
-  type RealPostgres,
-} from '../helpers/postgres.js';
+import { realPostgres, TEST_ROLE, withClient, type RealPostgres } from '../helpers/postgres.js';
 import { serverEnv, startHttpServer, type HttpServer } from '../helpers/server.js';
 
 const info = await realPostgres('test/integration/concurrent-ddl.test.ts (concurrent DDL)');
@@ -142,14 +136,11 @@ async function failuresOf(
 
 describe.skipIf(!info)('calls while other sessions create and drop views and schemas', () => {
   const pgInfo = info as RealPostgres;
-  const own = throwawayDatabase(pgInfo, 'pgmcp_ddl');
+  // The file's own database (realPostgres): the event trigger and the storm stay in it.
+  const own = { url: pgInfo.adminUrl };
   const grantee = (): string | null => (pgInfo.role === TEST_ROLE ? TEST_ROLE : null);
-  /** The server's URL: the test role, on this file's database. */
-  const serveUrl = (): string => {
-    const u = new URL(pgInfo.url);
-    u.pathname = `/${own.name}`;
-    return u.toString();
-  };
+  /** The server's URL: the test role. */
+  const serveUrl = (): string => pgInfo.url;
 
   beforeAll(async () => {
     await loadSqlParser();
