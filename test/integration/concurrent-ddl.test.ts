@@ -244,6 +244,44 @@ describe.skipIf(!info)('calls while other sessions create and drop views and sch
     expect(logs.join('\n')).not.toMatch(/could not open relation/);
   }, 120_000);
 
+  describe('when the credential screen cannot work its list out at all', () => {
+    // Here because the role may not deparse a view: the lookup fails on every call.
+    beforeAll(async () => {
+      await withClient(own.url, (c) =>
+        c.query('REVOKE EXECUTE ON FUNCTION pg_catalog.pg_get_viewdef(oid) FROM PUBLIC'),
+      );
+    });
+    afterAll(async () => {
+      await withClient(own.url, (c) =>
+        c.query('GRANT EXECUTE ON FUNCTION pg_catalog.pg_get_viewdef(oid) TO PUBLIC'),
+      );
+    });
+
+    it('answers through the SDK client, leaves the statement to the output screen and logs once', async () => {
+      const connector = CONNECTORS.find((c) => c.transport === 'stdio' && c.era === 'legacy')!;
+      const client = await connector.connect({
+        httpUrl: () => '',
+        stdioArgs: ['--database', serveUrl()],
+        env: serverEnv({ PGMCP_LOG_LEVEL: 'warn' }),
+      });
+      try {
+        for (let i = 0; i < 3; i++) {
+          const result = await client.callTool('query_database', {
+            query: 'SELECT id, name, ssn FROM app.people ORDER BY id',
+          });
+          const text = result.content.map((c) => c.text ?? '').join('\n');
+          expect(result.isError, text).toBeFalsy();
+          expect(text).toContain('Ada');
+        }
+      } finally {
+        await client.close();
+      }
+      const warnings = client.stderr().match(/credential screen: the list of views/g) ?? [];
+      expect(warnings).toHaveLength(1);
+      expect(client.stderr()).toMatch(/permission denied for function pg_get_viewdef/);
+    }, 60_000);
+  });
+
   describe('in-process: the credential screen works its list out while the storm runs', () => {
     let db: Database;
     beforeAll(async () => {
