@@ -4,8 +4,12 @@
 import { createHash } from 'node:crypto';
 import { ANONYMOUS } from '../core/principal.js';
 import type { Database } from '../db/database.js';
+import { isCatalogRace } from '../db/shielded.js';
 import { loadSnapshot } from './load.js';
 import type { CatalogSnapshot, VisibilityRules } from './types.js';
+
+/** Loads made before another session's DDL is allowed to fail the caller's. */
+const LOAD_ATTEMPTS = 4;
 
 export interface CatalogOptions {
   /** How long a snapshot stays fresh. 0 reloads on every call. */
@@ -83,14 +87,29 @@ export function createCatalog(
   let started = 0;
   let applied = 0;
 
+  /**
+   * One load, in a transaction of its own. The catalog functions it calls (pg_get_expr,
+   * pg_get_partkeydef …) fail when another session drops their object between the statement's
+   * snapshot and the call: the load is then made again, on a catalog where it is gone.
+   */
+  const readSnapshot = async (): Promise<CatalogSnapshot> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await db.withTransaction(
+          { readOnly: true, timeoutMs, principal: ANONYMOUS },
+          (client) => loadSnapshot(client, policy),
+        );
+      } catch (error) {
+        if (attempt === LOAD_ATTEMPTS || !isCatalogRace(error)) throw error;
+      }
+    }
+  };
+
   const load = (): Promise<CatalogSnapshot> => {
     const gen = generation;
     const seq = ++started;
     const startedAt = now();
-    const promise = db
-      .withTransaction({ readOnly: true, timeoutMs, principal: ANONYMOUS }, (client) =>
-        loadSnapshot(client, policy),
-      )
+    const promise = readSnapshot()
       .then((snapshot) => {
         if (seq < applied) return snapshot;
         applied = seq;

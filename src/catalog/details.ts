@@ -2,6 +2,7 @@
 // (a file-system call per fork), index definitions (a deparse each) and view definitions.
 import type pg from 'pg';
 import { withholdCredential } from '../core/credential-shape.js';
+import { lookupEach } from '../db/shielded.js';
 import { DETAILS_SQL, type DetailRow } from './queries.js';
 import type { RelationDescriptor, VisibilityRules } from './types.js';
 
@@ -25,7 +26,13 @@ export async function loadDetails(
   const out = new Map<number, RelationDetails>();
   if (relations.length === 0) return out;
   const byOid = new Map(relations.map((r) => [r.oid, r]));
-  const { rows } = await client.query<DetailRow>(DETAILS_SQL, [relations.map((r) => r.oid)]);
+  // Behind savepoints, relation by relation where a batch fails: a relation another session
+  // dropped since the snapshot (or drops meanwhile) has no details, and never fails the call.
+  const { rows } = await lookupEach<DetailRow>(
+    client,
+    DETAILS_SQL,
+    relations.map((r) => String(r.oid)),
+  );
   for (const row of rows) {
     const rel = byOid.get(Number(row.relid));
     if (!rel) continue;

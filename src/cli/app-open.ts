@@ -152,6 +152,7 @@ export async function openDatabases(
       stateServed.get(entry.name) ?? true,
       embeddings,
       policyCache,
+      several ? logger.child({ database: entry.name }) : logger,
     );
     catalogs.set(entry.name, catalog);
     return {
@@ -311,6 +312,7 @@ function registerBuiltinsFor(
   stateServed: boolean,
   embeddings: EmbeddingProviders,
   policyCache: PolicyCache,
+  logger: Logger,
 ): Catalog {
   const policy = createAccessPolicy({
     ...entry.access,
@@ -336,6 +338,7 @@ function registerBuiltinsFor(
     toolRoles,
     embeddings,
     policyCache,
+    logger,
   });
   return catalog;
 }

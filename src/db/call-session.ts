@@ -16,10 +16,21 @@ import {
   type PipelineResult,
   type PipelineStep,
 } from './pipeline.js';
+import { SHIELD, type ShieldOptions } from './shielded.js';
 
 /** What a lookup needs of a connection; a pg client fits it too. */
 export interface Lookup {
   query<R extends object>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
+  /**
+   * As `query`, behind a savepoint of the block, rolled back after it (db/shielded.ts): its
+   * failure leaves the block usable, and it lets go of the locks it took. Without it,
+   * shieldedQuery sends the savepoint's statements through `query`.
+   */
+  shielded?<R extends object>(
+    text: string,
+    values?: unknown[],
+    options?: ShieldOptions,
+  ): Promise<{ rows: R[] }>;
 }
 
 export interface CallSession extends Lookup {
@@ -29,6 +40,12 @@ export interface CallSession extends Lookup {
    * the same settings. Either way one round trip.
    */
   query<R extends object>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
+  /** A lookup as `query`, behind a savepoint in the same trip (see Lookup.shielded). */
+  shielded<R extends object>(
+    text: string,
+    values?: unknown[],
+    options?: ShieldOptions,
+  ): Promise<{ rows: R[] }>;
   /** A lookup as `query`, its rows read as arrays with the given caps (an EXPLAIN of the caller's statement). */
   read(step: PipelineStep, read: PipelineRead): Promise<PipelineResult>;
   /**
@@ -149,6 +166,31 @@ export function createCallSession(setup: SessionSetup): {
     async query<R extends object>(text: string, values: unknown[] = []) {
       const result = await lookup({ text, values }, LOOKUP_READ, false);
       // Never judge on part of a lookup's answer.
+      if (result.truncatedBy !== null) throw new Error('a lookup returned too much to read');
+      return asObjects<R>(result);
+    },
+    async shielded<R extends object>(
+      text: string,
+      values: unknown[] = [],
+      options: ShieldOptions = {},
+    ) {
+      // After the statement a lookup is a block of its own: nothing of the caller's to keep.
+      if (state === 'done') return session.query<R>(text, values);
+      const read = { ...LOOKUP_READ, types: setup.types };
+      const before = state === 'fresh' ? [...opening, SHIELD.before] : [SHIELD.before];
+      state = 'open';
+      let result: PipelineResult;
+      try {
+        const after = options.keepLocks ? [SHIELD.after[1]] : SHIELD.after;
+        result = await send(before, { text, values }, read, after);
+      } catch (error) {
+        // The lookup itself failed (a server error, the block failed at it): back to before it.
+        // A failure before the savepoint (the block's opening) leaves nothing to roll back.
+        const at = failedStepOf(error);
+        if ((error as { severity?: unknown }).severity === 'ERROR' && at === before.length)
+          await send([SHIELD.after[0]], SHIELD.after[1], read);
+        throw error;
+      }
       if (result.truncatedBy !== null) throw new Error('a lookup returned too much to read');
       return asObjects<R>(result);
     },

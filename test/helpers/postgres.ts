@@ -1,10 +1,17 @@
 // A real PostgreSQL for the integration and e2e suites, in order of preference:
-//   1. PGMCP_TEST_DATABASE_URL;
+//   1. PGMCP_TEST_DATABASE_URL (the server, and the database to start from);
 //   2. postgres://postgres@127.0.0.1:5432/test when it answers (the team's machines);
 //   3. a throwaway cluster from the local server binaries (initdb + pg_ctl), stopped at exit;
 //   4. nothing: the suite is skipped LOUDLY and recorded in .tmp/skipped-suites.txt (CI fails).
 // PGMCP_TEST_NO_DEFAULT_POSTGRES=1 skips step 2 and PGMCP_TEST_NO_THROWAWAY=1 step 3 (to try
 // the later steps on a machine that has PostgreSQL).
+//
+// Each test file works in a database of its own (pgmcp_t_<file>_<random>, made from template0
+// when the file asks for PostgreSQL, dropped after its last test): test files run in parallel,
+// and two of them changing the same database's catalog (schemas, views, grants, event
+// triggers) wait for each other's locks or deadlock. What is cluster-wide stays shared only
+// where it must: the non-superuser role pgmcp_test, and the roles and databases files make
+// themselves, each under a name no other file uses.
 // The server under test connects as the NON-superuser role pgmcp_test (STYLE.md), which only
 // gets SELECT on each test file's own fixture schema.
 import { spawnSync } from 'node:child_process';
@@ -22,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SKIPPED_SUITES_FILE = join(REPO_ROOT, '.tmp', 'skipped-suites.txt');
@@ -34,33 +41,83 @@ const TEST_ROLE_PASSWORD = 'not-a-real-secret';
 export interface RealPostgres {
   /** Where it came from, for messages. */
   readonly source: 'env' | 'default' | 'throwaway';
-  /** A URL with rights to create roles and schemas (fixtures are made through it). */
+  /**
+   * A URL with rights to create roles and schemas (fixtures are made through it), on the test
+   * file's own database.
+   */
   readonly adminUrl: string;
+  /** The test file's own database (adminUrl's and url's). */
+  readonly database: string;
   /** The URL the server under test uses: the non-superuser role pgmcp_test. */
   readonly url: string;
   /** The role `url` logs in as. */
   readonly role: string;
 }
 
-let cached: Promise<RealPostgres | null> | undefined;
+/** The server found: the database to start from, before the file's own is made. */
+type Server = Omit<RealPostgres, 'database'>;
+
+let cached: Promise<Server | null> | undefined;
+let ownDatabase: Promise<RealPostgres> | undefined;
 
 /**
- * A real PostgreSQL for `suite`, or null (after a loud warning and a line in
- * .tmp/skipped-suites.txt) when none can be found or started. Use with describe.skipIf(!pg).
+ * A real PostgreSQL for `suite`, on a database of the test file's own, or null (after a loud
+ * warning and a line in .tmp/skipped-suites.txt) when none can be found or started. Use with
+ * describe.skipIf(!pg), and call it at the top level of the test file: the database is
+ * dropped after the file's last test.
  */
 export function realPostgres(suite: string): Promise<RealPostgres | null> {
   cached ??= locate();
   return cached.then((found) => {
-    if (!found)
+    if (!found) {
       reportSkipped(
         suite,
         'no PostgreSQL server: set PGMCP_TEST_DATABASE_URL, start one on 127.0.0.1:5432, or install the server binaries (initdb)',
       );
-    return found;
+      return null;
+    }
+    ownDatabase ??= createFileDatabase(found, suite);
+    return ownDatabase;
   });
 }
 
-async function locate(): Promise<RealPostgres | null> {
+/** `pgmcp_t_<file>_<random>`: the file it is for, told apart from other runs of that file. */
+function fileDatabaseName(suite: string): string {
+  const testPath = expect.getState().testPath ?? '';
+  const from = testPath
+    ? testPath
+        .slice(REPO_ROOT.length)
+        .replace(/^(test|src)\//, '')
+        .replace(/\.test\.ts$/, '')
+    : suite;
+  const slug = from
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 40);
+  return `pgmcp_t_${slug}_${Math.random().toString(36).slice(2, 8)}`;
+}
+
+async function createFileDatabase(server: Server, suite: string): Promise<RealPostgres> {
+  const database = fileDatabaseName(suite);
+  // template0: nothing another file (or an earlier run) put into the server's databases.
+  await withClient(server.adminUrl, (c) =>
+    c.query(`CREATE DATABASE ${database} TEMPLATE template0 ENCODING 'UTF8'`),
+  );
+  afterAll(async () => {
+    await withClient(server.adminUrl, (c) =>
+      c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
+    );
+  });
+  const on = (url: string): string => {
+    const u = new URL(url);
+    u.pathname = `/${database}`;
+    return u.toString();
+  };
+  return { ...server, database, adminUrl: on(server.adminUrl), url: on(server.url) };
+}
+
+async function locate(): Promise<Server | null> {
   const fromEnv = process.env['PGMCP_TEST_DATABASE_URL'];
   if (fromEnv) {
     // An explicit URL that does not answer is a broken setup, not a reason to look elsewhere.
@@ -91,11 +148,7 @@ async function ping(url: string, timeoutMs: number): Promise<void> {
   }
 }
 
-/**
- * Run `work` on one connection of `url`. Test files run in parallel and set up and drop their
- * fixtures with DDL (schemas, roles, databases), which can deadlock with another file's: the
- * victim's statement was rolled back, so `work` is run again (three tries at most).
- */
+/** Run `work` on one connection of `url`. */
 export async function withClient<T>(
   url: string,
   work: (client: pg.Client) => Promise<T>,
@@ -104,23 +157,14 @@ export async function withClient<T>(
   client.on('error', () => undefined);
   await client.connect();
   try {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await work(client);
-      } catch (error) {
-        if ((error as { code?: unknown }).code !== '40P01' || attempt === 3) throw error;
-      }
-    }
+    return await work(client);
   } finally {
     await client.end().catch(() => undefined);
   }
 }
 
 /** Creates (once, under an advisory lock: test files run in parallel) the non-superuser role. */
-async function withTestRole(
-  source: RealPostgres['source'],
-  adminUrl: string,
-): Promise<RealPostgres> {
+async function withTestRole(source: Server['source'], adminUrl: string): Promise<Server> {
   const created = await withClient(adminUrl, async (client) => {
     const { rows } = await client.query<{ can: boolean }>(
       'SELECT rolsuper OR rolcreaterole AS can FROM pg_roles WHERE rolname = current_user',

@@ -74,6 +74,10 @@ function logged(db: Database, calls: CallLog[]): Database {
             log.push(`lookup ${text.replace(/\s+/g, ' ').slice(0, 40)}`);
             return session.query(text, values);
           },
+          shielded(text, values, options) {
+            log.push(`lookup ${text.replace(/\s+/g, ' ').slice(0, 40)}`);
+            return session.shielded(text, values, options);
+          },
           read(step, read) {
             log.push('read');
             return session.read(step, read);

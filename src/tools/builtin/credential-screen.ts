@@ -5,7 +5,13 @@
 // or function created since the last refresh is caught by the output screen until the next one
 // (query-format withholds values shaped like credentials), and pgmcp refreshes at once after a
 // write of its own.
+//
+// Other sessions create and drop views while the list is worked out: the definitions are read
+// behind savepoints of the call's block (db/shielded.ts), object by object where a batch
+// fails, and what was dropped meanwhile is skipped. No failure of this lookup fails the call:
+// the statement is then left to the output screen, and the server log says so once.
 import type { Lookup } from '../../db/call-session.js';
+import { lookupEach, shieldedQuery } from '../../db/shielded.js';
 import { SECRET_RELATION_NAMES } from '../credentials.js';
 import type { GuardResult } from '../sql-guard.js';
 import { mentionsSecret } from './policy-judge.js';
@@ -15,12 +21,17 @@ export const SCREEN_TTL_MS = 30_000;
 
 const USER = `NOT IN ('pg_catalog', 'information_schema')`;
 
-// The dependency catalog records no reference to a system catalog (they are pinned): a view's
-// own definition says whether it reads one.
-const VIEWS_SQL = `SELECT c.relname AS name, pg_catalog.pg_get_viewdef(c.oid) AS body
+/** The database's own views (listed first: no catalog function runs over them here). */
+const VIEWS_SQL = `SELECT c.oid::int8::text AS oid, c.relname AS name
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace AND n.nspname ${USER}
 WHERE c.relkind IN ('v', 'm')`;
+
+// The dependency catalog records no reference to a system catalog (they are pinned): a view's
+// own definition says whether it reads one. A view dropped since the list has no row here.
+const VIEW_BODIES_SQL = `SELECT c.oid::int8::text AS oid, pg_catalog.pg_get_viewdef(c.oid) AS body
+FROM pg_catalog.pg_class c
+WHERE c.oid = ANY ($1::oid[]) AND c.relkind IN ('v', 'm')`;
 
 /** What views of the database read or call among the database's own views and functions. */
 const EDGES_SQL = `SELECT DISTINCT v.relname AS view, coalesce(c.relname, p.proname) AS target
@@ -34,13 +45,18 @@ LEFT JOIN pg_catalog.pg_proc p ON d.refclassid = 'pg_catalog.pg_proc'::pg_catalo
   AND p.oid = d.refobjid
 WHERE c.oid IS NOT NULL OR p.oid IS NOT NULL`;
 
-/** Functions of the database (not built in, not from an extension) and their bodies. */
-const FUNCTIONS_SQL = `SELECT p.proname AS name,
-  coalesce(pg_catalog.pg_get_function_sqlbody(p.oid), p.prosrc) AS body
+/** Functions of the database (not built in, not from an extension). */
+const FUNCTIONS_SQL = `SELECT p.oid::int8::text AS oid, p.proname AS name
 FROM pg_catalog.pg_proc p
 JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace AND n.nspname ${USER}
 WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
   WHERE e.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND e.objid = p.oid AND e.deptype = 'e')`;
+
+/** Their bodies; a function dropped since the list has no row here. */
+const FUNCTION_BODIES_SQL = `SELECT p.oid::int8::text AS oid,
+  coalesce(pg_catalog.pg_get_function_sqlbody(p.oid), p.prosrc) AS body
+FROM pg_catalog.pg_proc p
+WHERE p.oid = ANY ($1::oid[])`;
 
 export interface CredentialScreen {
   /** Whether the statement could reach credentials (then it is analysed in full). */
@@ -57,16 +73,38 @@ function wordIn(body: string, names: Iterable<string>): boolean {
   return false;
 }
 
+/** The bodies of the objects listed; one whose body cannot be read is kept with no body. */
+async function bodiesOf(
+  lookup: Lookup,
+  listSql: string,
+  bodiesSql: string,
+): Promise<{ name: string; body: string | null }[]> {
+  const { rows: listed } = await shieldedQuery<{ oid: string; name: string }>(lookup, listSql);
+  const { rows, failed } = await lookupEach<{ oid: string; body: string | null }>(
+    lookup,
+    bodiesSql,
+    listed.map((l) => l.oid),
+  );
+  const bodies = new Map<string, string | null>(rows.map((r) => [r.oid, r.body]));
+  for (const oid of failed) bodies.set(oid, null);
+  // Listed but neither read nor failed: dropped since the list was read.
+  return listed
+    .filter((l) => bodies.has(l.oid))
+    .map((l) => ({ name: l.name, body: bodies.get(l.oid)! }));
+}
+
 /** Names (lower case) of the views and functions that may read credentials. */
 export async function suspectNames(lookup: Lookup): Promise<Set<string>> {
   const suspects = new Set<string>();
-  const views = await lookup.query<{ name: string; body: string | null }>(VIEWS_SQL);
-  const functions = await lookup.query<{ name: string; body: string | null }>(FUNCTIONS_SQL);
-  const edges = await lookup.query<{ view: string; target: string }>(EDGES_SQL);
-  const bodies = [...views.rows, ...functions.rows].map((f) => ({
-    name: f.name.toLowerCase(),
-    body: (f.body ?? '').toLowerCase(),
-  }));
+  const views = await bodiesOf(lookup, VIEWS_SQL, VIEW_BODIES_SQL);
+  const functions = await bodiesOf(lookup, FUNCTIONS_SQL, FUNCTION_BODIES_SQL);
+  const edges = await shieldedQuery<{ view: string; target: string }>(lookup, EDGES_SQL);
+  const bodies: { name: string; body: string }[] = [];
+  for (const f of [...views, ...functions]) {
+    // A body that could not be read while the object still exists: suspect, to be safe.
+    if (f.body === null) suspects.add(f.name.toLowerCase());
+    else bodies.push({ name: f.name.toLowerCase(), body: f.body.toLowerCase() });
+  }
   // To a fixed point: a body that names a credential catalog or a suspect, a view over a suspect.
   for (let changed = true, rounds = 0; changed && rounds < 32; rounds++) {
     changed = false;
@@ -88,9 +126,25 @@ export async function suspectNames(lookup: Lookup): Promise<Set<string>> {
   return suspects;
 }
 
-export function createCredentialScreen(now: () => number = Date.now): CredentialScreen {
+/** Where the screen says that it could not work its list out. */
+export interface ScreenLogger {
+  warn(obj: object, msg: string): void;
+}
+
+/** A server error of the lookup itself (not a lost connection, a cancellation or a timeout). */
+function lookupFailed(error: unknown): boolean {
+  const e = error as { severity?: unknown; code?: unknown } | null;
+  return e?.severity === 'ERROR' && typeof e.code === 'string' && e.code !== '57014';
+}
+
+export function createCredentialScreen(
+  options: { now?: () => number; logger?: ScreenLogger } = {},
+): CredentialScreen {
+  const now = options.now ?? Date.now;
   let cached: Set<string> | null = null;
   let until = 0;
+  // Said once, until the list is worked out again.
+  let warned = false;
   return {
     async mayReach(lookup, guard) {
       const named = [
@@ -101,8 +155,28 @@ export function createCredentialScreen(now: () => number = Date.now): Credential
       if (named.some((n) => SECRET_RELATION_NAMES.has(n))) return true;
       if (named.length === 0) return false;
       if (cached === null || now() >= until) {
-        cached = await suspectNames(lookup);
+        try {
+          cached = await suspectNames(lookup);
+        } catch (error) {
+          // Every lookup ran behind a savepoint: the call's block is intact, the statement can
+          // run, and the output screen withholds what reads like a credential in its answer.
+          if (!lookupFailed(error)) throw error;
+          if (!warned) {
+            warned = true;
+            options.logger?.warn(
+              {
+                err: {
+                  message: (error as Error).message,
+                  code: (error as { code?: unknown }).code,
+                },
+              },
+              'credential screen: the list of views and functions that may read credentials could not be worked out; statements are left to the output screen until it can',
+            );
+          }
+          return false;
+        }
         until = now() + SCREEN_TTL_MS;
+        warned = false;
       }
       const suspects = cached;
       return named.some((n) => suspects.has(n));

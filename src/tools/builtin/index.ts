@@ -6,6 +6,7 @@ import type { Database } from '../../db/database.js';
 import type { EmbeddingProviders } from '../../embeddings/index.js';
 import type { AccessPolicy } from '../access-policy.js';
 import type { Registry } from '../registry.js';
+import type { ScreenLogger } from './credential-screen.js';
 import type { PolicyCache } from './policy-cache.js';
 import { createCountRowsTool } from './count-rows.js';
 import { createExecuteExplainTool } from './execute-explain.js';
@@ -42,6 +43,8 @@ export interface BuiltinDeps {
   embeddings?: EmbeddingProviders;
   /** query_database's policy lookups kept between calls (invalidate it when the catalog reloads). */
   policyCache?: PolicyCache;
+  /** The server log (what a lookup that failed fell back to). */
+  logger?: ScreenLogger;
 }
 
 export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
@@ -64,6 +67,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
         deniedFunctions: deps.deniedFunctions,
         policy: deps.policy,
         policyCache: deps.policyCache ?? null,
+        ...(deps.logger ? { logger: deps.logger } : {}),
       }),
     );
   }

@@ -11,6 +11,7 @@
 // names it. Without a policy only credentials are at stake: such a function is refused when its
 // body names a catalog relation that holds them.
 import type { Lookup } from '../../db/call-session.js';
+import { isCatalogRace, shieldedQuery } from '../../db/shielded.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import { isSecretRelation } from '../credentials.js';
 import { checkCatalogInBody } from './catalog-access.js';
@@ -110,6 +111,60 @@ interface FunctionRow {
   extension: boolean;
 }
 
+/**
+ * Another session dropped or replaced a view or function the analysis was following, between
+ * two of its lookups: the analysis starts again from the statement's names (analyseAgain).
+ */
+export class CatalogMoved extends Error {
+  constructor() {
+    super('the catalog changed during the analysis');
+  }
+}
+
+/**
+ * A lookup that deparses definitions (pg_get_viewdef, pg_get_function_sqlbody), behind a
+ * savepoint (db/shielded.ts): another session's DROP makes it fail inside the catalog function
+ * (the race is there, whatever the statement checks), and then it is CatalogMoved, never the
+ * caller's failure; the call's block stays usable.
+ */
+async function definitions<R extends object>(
+  lookup: Lookup,
+  text: string,
+  values: unknown[],
+): Promise<{ rows: R[] }> {
+  try {
+    // The locks stay: what was analysed cannot be replaced before the statement reads it.
+    return await shieldedQuery<R>(lookup, text, values, { keepLocks: true });
+  } catch (error) {
+    if (isCatalogRace(error)) throw new CatalogMoved();
+    throw error;
+  }
+}
+
+/** How many times an analysis starts again while the catalog keeps moving under it. */
+const ANALYSES = 4;
+
+/**
+ * `analyse`, again from the start when the catalog moved under it (CatalogMoved). When it keeps
+ * moving, the statement reads objects that other sessions are replacing as it is checked: the
+ * answer says so (the statement did not run).
+ */
+export async function analyseAgain<T>(analyse: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await analyse();
+    } catch (error) {
+      if (!(error instanceof CatalogMoved)) throw error;
+      if (attempt === ANALYSES)
+        throw new AppError(
+          ErrorCodes.DB_QUERY_FAILED,
+          `The views or functions the statement reads were dropped or replaced by another session ${ANALYSES} times while the access policy checked them; the statement did not run. Run it again once they are stable.`,
+          { category: 'database' },
+        );
+    }
+  }
+}
+
 export interface Indirection {
   /** Names of the called functions that return sets (a masked argument changes the row count). */
   setReturning: Set<string>;
@@ -197,9 +252,12 @@ async function checkViews(
         `${label} reads the masked column ${qualified(row.schema, row.name)}.${row.column}; through a view it would come back unmasked. Query the table itself`,
       );
   }
-  const defs = await walk.lookup.query<{ oid: string; def: string | null }>(VIEWDEF_SQL, [
+  const defs = await definitions<{ oid: string; def: string | null }>(walk.lookup, VIEWDEF_SQL, [
     [...closure.keys()],
   ]);
+  // A view of the closure that is gone was dropped (or replaced) since the statement's
+  // relations were resolved: resolve them again.
+  if (defs.rows.length < closure.size) throw new CatalogMoved();
   for (const { oid, def } of defs.rows) {
     for (const id of closure.keys()) walk.seenViews.add(id);
     const label = closure.get(Number(oid))!;
@@ -212,9 +270,10 @@ async function checkViews(
     await checkBody(walk, parsed.tree, `${label} `, depth + 1);
   }
   if (functionOids.size > 0) {
-    const { rows: fns } = await walk.lookup.query<FunctionRow>(FUNCTIONS_BY_OID_SQL, [
+    const { rows: fns } = await definitions<FunctionRow>(walk.lookup, FUNCTIONS_BY_OID_SQL, [
       [...functionOids.keys()],
     ]);
+    if (fns.length < functionOids.size) throw new CatalogMoved();
     for (const fn of fns)
       await checkFunction(walk, fn, functionOids.get(Number(fn.oid)) ?? path, depth + 1);
   }
@@ -228,7 +287,7 @@ async function checkFunctionRefs(
   topLevel: boolean,
 ): Promise<void> {
   if (refs.length === 0) return;
-  const { rows } = await walk.lookup.query<FunctionRow>(FUNCTIONS_BY_NAME_SQL, [
+  const { rows } = await definitions<FunctionRow>(walk.lookup, FUNCTIONS_BY_NAME_SQL, [
     refs.map((r) => r.schema),
     refs.map((r) => r.name),
   ]);
@@ -352,7 +411,9 @@ export async function checkRelationReach(
   schema: string,
   name: string,
 ): Promise<void> {
-  const relations = await resolveRelations(lookup, [{ schema, name, alias: null }]);
-  if (viewsOf(relations).length === 0) return;
-  await checkIndirection(lookup, judge, relations, {});
+  await analyseAgain(async () => {
+    const relations = await resolveRelations(lookup, [{ schema, name, alias: null }]);
+    if (viewsOf(relations).length === 0) return;
+    await checkIndirection(lookup, judge, relations, {});
+  });
 }

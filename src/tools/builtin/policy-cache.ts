@@ -147,20 +147,25 @@ export function createPolicyCache(
         return scope;
       };
 
-      const lookup: Lookup = {
-        async query<R extends object>(text: string, values: unknown[] = []) {
+      /** A lookup answered from the cache when it can be, through `send` when it cannot. */
+      const remembering =
+        (send: NonNullable<Lookup['shielded']>): NonNullable<Lookup['shielded']> =>
+        async <R extends object>(text: string, values: unknown[] = [], options = {}) => {
           const current = await ensureScope();
-          if (current.generation === null) return session.query<R>(text, values);
+          if (current.generation === null) return send<R>(text, values, options);
           const key = `${text}\u0000${JSON.stringify(values)}`;
           const remembered = current.answers.get(key);
           if (remembered) {
             used = true;
             return remembered as { rows: R[] };
           }
-          const answer = await session.query<R>(text, values);
+          const answer = await send<R>(text, values, options);
           bounded(current.answers, key, answer);
           return answer;
-        },
+        };
+      const lookup: Lookup = {
+        query: remembering((text, values) => session.query(text, values)),
+        shielded: remembering((text, values, options) => session.shielded(text, values, options)),
       };
 
       return {

@@ -17,7 +17,7 @@ import { describeDbError } from '../../db/errors.js';
 import type { AccessPolicy } from '../access-policy.js';
 import { screenError } from '../output-screen.js';
 import { checkStatement, loadSqlParser } from '../sql-guard.js';
-import { createCredentialScreen } from './credential-screen.js';
+import { createCredentialScreen, type ScreenLogger } from './credential-screen.js';
 import { confirmWrite } from './query-confirm.js';
 import { formatResult } from './query-format.js';
 import type { PolicyCache } from './policy-cache.js';
@@ -41,6 +41,8 @@ export interface QueryDatabaseOptions extends PlanLimits {
   signer: Signer;
   /** The policy's catalog lookups kept between calls (reads under an active policy). */
   policyCache?: PolicyCache | null;
+  /** The server log: where the credential screen says it fell back to the output screen. */
+  logger?: ScreenLogger;
 }
 
 export type QueryStage = 'parse' | 'policy' | 'plan' | 'confirm' | 'run' | 'format';
@@ -61,7 +63,7 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
   const { limits, allowWrites, policy } = options;
   const cache = policy.active ? (options.policyCache ?? null) : null;
   const confirmations: WriteConfirmations = createWriteConfirmations(options.signer);
-  const screen = createCredentialScreen();
+  const screen = createCredentialScreen(options.logger ? { logger: options.logger } : {});
 
   const description = [
     'Run one SQL statement against the PostgreSQL database and return the rows as tab-separated text (header line first; NULL is an empty field).',
