@@ -4,6 +4,7 @@
 // answers are cached by the token's hash for introspection.cacheSeconds, never past `exp`.
 import { createHash } from 'node:crypto';
 import { ErrorCodes } from '../../core/errors.js';
+import { Refusals } from '../../core/refusals.js';
 import type { AuthFailure } from '../types.js';
 import { fetchJson, FetchProblem } from './fetch-json.js';
 import type { OAuthSettings } from './resource-server.js';
@@ -42,14 +43,14 @@ export function createIntrospection(
       return no({
         reason: 'expired',
         code: ErrorCodes.OAUTH_TOKEN_EXPIRED,
-        description: 'The token has expired.',
+        description: Refusals.TOKEN_EXPIRED,
       });
     }
     if (!audienceMatches(claims.aud, audiences)) {
       return no({
         reason: 'wrong_audience',
         code: ErrorCodes.OAUTH_WRONG_AUDIENCE,
-        description: 'The token was issued for another resource.',
+        description: Refusals.WRONG_AUDIENCE,
       });
     }
     return { ok: true, claims };
@@ -75,16 +76,14 @@ export function createIntrospection(
         return no({
           reason: 'unavailable',
           code: ErrorCodes.OAUTH_ISSUER_UNAVAILABLE,
-          description: down
-            ? 'The token introspection endpoint cannot be reached right now.'
-            : 'The token introspection endpoint refused pgmcp’s request.',
+          description: down ? Refusals.INTROSPECTION_UNREACHABLE : Refusals.INTROSPECTION_REFUSED,
         });
       }
       if (answer.active !== true) {
         return no({
           reason: 'unknown',
           code: ErrorCodes.OAUTH_TOKEN_INVALID,
-          description: 'The bearer token is not active.',
+          description: Refusals.NOT_ACTIVE,
         });
       }
       const verdict = judge(answer, audiences);
