@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { ErrorCodes } from '../../core/errors.js';
 import { Refusals } from '../../core/refusals.js';
 import type { AuthFailure } from '../types.js';
+import type { FetchPolicy } from './fetch-guard.js';
 import { fetchJson, FetchProblem } from './fetch-json.js';
 import type { OAuthSettings } from './resource-server.js';
 import { audienceMatches } from './resource-uri.js';
@@ -24,6 +25,7 @@ const no = (failure: AuthFailure): Verdict => ({ ok: false, failure });
 export function createIntrospection(
   settings: OAuthSettings,
   env: Readonly<Record<string, string | undefined>>,
+  policy: FetchPolicy,
 ): Introspection {
   const { url, clientId, clientSecretEnv, cacheSeconds } = settings.introspection;
   const cache = new Map<string, { claims: Record<string, unknown>; until: number }>();
@@ -70,6 +72,7 @@ export function createIntrospection(
           body: new URLSearchParams({ token: raw, token_type_hint: 'access_token' }).toString(),
           timeoutMs: settings.jwks.timeoutMs,
           maxBytes: settings.jwks.maxBytes,
+          policy,
         });
       } catch (error) {
         const down = !(error instanceof FetchProblem) || error.kind === 'unreachable';

@@ -11,6 +11,7 @@ import type { Principal } from '../../core/principal.js';
 import { claimRefused, Refusals } from '../../core/refusals.js';
 import type { AuthFailure } from '../types.js';
 import { principalFromClaims, type ClaimMapping } from './claims.js';
+import { fetchPolicyFor } from './fetch-guard.js';
 import { createIntrospection, type Introspection } from './introspection.js';
 import {
   createIssuerKeys,
@@ -76,11 +77,15 @@ const fail = (reason: AuthFailure['reason'], code: string, description: string):
 export function createResourceServer(options: ResourceServerOptions): ResourceServer {
   const { settings } = options;
   const keys = createIssuerKeys(settings.jwks);
+  const policy = fetchPolicyFor(settings);
   const remote = new Map(
-    settings.authorizationServers.map((issuer) => [issuer, remoteKeyLoader(issuer, settings.jwks)]),
+    settings.authorizationServers.map((issuer) => [
+      issuer,
+      remoteKeyLoader(issuer, settings.jwks, policy),
+    ]),
   );
   const introspection: Introspection | null = settings.introspection.url
-    ? createIntrospection(settings, options.env ?? process.env)
+    ? createIntrospection(settings, options.env ?? process.env, policy)
     : null;
 
   const audiences = (resource: string): string[] => [
