@@ -339,6 +339,20 @@ const scopeName = zod
     error: 'expected a scope such as analyst or mcp:read',
   });
 
+// A host pgmcp may fetch from: a DNS name, an IP address or a CIDR range.
+const fetchHostItem = zod
+  .string({ error: 'expected a string' })
+  .refine(
+    (value) =>
+      /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/.test(
+        value,
+      ) || addressItem.safeParse(value.replace(/^\[(.*)\]$/, '$1')).success,
+    {
+      error:
+        'expected a host name, an IP address or a CIDR range such as idp.internal or 10.0.0.0/8',
+    },
+  );
+
 const oauthServerSchema = section({
   /** Serve a built-in authorization server for pgmcp's users (login, consent, tokens). */
   enabled: bool().default(false),
@@ -406,6 +420,13 @@ const oauthSchema = section({
     clientSecretEnv: optionalText().default(null),
     cacheSeconds: intIn(0, 3600).default(60),
   }).prefault({}),
+  /**
+   * Hosts pgmcp's own fetches (client metadata documents, issuer metadata and keys,
+   * introspection) may reach although they are on loopback, private, link-local or other
+   * special addresses: host names, IP addresses or CIDR ranges. The configured issuers' and
+   * introspection endpoint's hosts are allowed without being listed.
+   */
+  allowedFetchHosts: stringList(fetchHostItem).default([]),
   server: oauthServerSchema,
 });
 

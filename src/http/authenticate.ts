@@ -17,6 +17,7 @@ import {
 import type { ResourceServer } from '../auth/oauth/resource-server.js';
 import { ErrorCodes } from '../core/errors.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
+import { Refusals, rolesMissing } from '../core/refusals.js';
 import { RpcCodes } from '../mcp/jsonrpc.js';
 import { challenge, type ChallengeKind } from './challenge.js';
 import type { OAuthDiscovery } from './oauth-discovery.js';
@@ -177,14 +178,9 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
     const config = req.routeOptions.config;
     const query = req.query as Record<string, unknown> | undefined;
     if (query && typeof query === 'object' && 'access_token' in query) {
-      return refuse(
-        req,
-        reply,
-        401,
-        'invalid_request',
-        'Send the token in the Authorization header, never in the URL.',
-        { code: ErrorCodes.OAUTH_TOKEN_IN_QUERY },
-      );
+      return refuse(req, reply, 401, 'invalid_request', Refusals.TOKEN_IN_QUERY, {
+        code: ErrorCodes.OAUTH_TOKEN_IN_QUERY,
+      });
     }
     const header = req.headers.authorization;
     const optional = config.auth === 'optional';
@@ -197,18 +193,12 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
     } else if (header !== undefined) {
       const token = bearerFromHeader(header);
       if (token === null && /^Bearer[ \t]/i.test(header) && header.length > MAX_BEARER_LENGTH) {
-        return refuse(req, reply, 401, 'invalid_token', 'The bearer token is too large.', {
+        return refuse(req, reply, 401, 'invalid_token', Refusals.HEADER_TOO_LARGE, {
           code: ErrorCodes.OAUTH_TOKEN_TOO_LARGE,
         });
       }
       if (token === null) {
-        return refuse(
-          req,
-          reply,
-          401,
-          'invalid_request',
-          'The Authorization header must be "Bearer <token>".',
-        );
+        return refuse(req, reply, 401, 'invalid_request', Refusals.HEADER_MALFORMED);
       }
       const verdict = await verify(req, token);
       if (isAuthFailure(verdict)) {
@@ -218,7 +208,7 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
           reply,
           401,
           'invalid_token',
-          verdict.description ?? 'The bearer token is not valid (unknown, expired or revoked).',
+          verdict.description ?? Refusals.BEARER_REFUSED,
           verdict.code ? { code: verdict.code } : {},
         );
       }
@@ -230,21 +220,17 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
     const anonymous = principal.kind === 'anonymous';
     const mcpRequired = oauth?.requireOnMcp === true && !isApi(req);
     if (anonymous && !optional && (options.required || mcpRequired || config.auth === 'required')) {
-      return refuse(req, reply, 401, 'missing', 'Authentication required: send a bearer token.');
+      return refuse(req, reply, 401, 'missing', Refusals.AUTH_REQUIRED);
     }
     const roles = config.roles;
     if (roles && roles.length > 0 && !roles.some((role) => principal.roles.includes(role))) {
       if (anonymous) {
-        return refuse(req, reply, 401, 'missing', 'Authentication required: send a bearer token.');
+        return refuse(req, reply, 401, 'missing', Refusals.AUTH_REQUIRED);
       }
-      return refuse(
-        req,
-        reply,
-        403,
-        'insufficient_scope',
-        `Forbidden: this needs one of the roles ${roles.join(', ')}.`,
-        { code: ErrorCodes.OAUTH_INSUFFICIENT_SCOPE, roles },
-      );
+      return refuse(req, reply, 403, 'insufficient_scope', rolesMissing(roles), {
+        code: ErrorCodes.OAUTH_INSUFFICIENT_SCOPE,
+        roles,
+      });
     }
     return undefined;
   });

@@ -1,9 +1,11 @@
 // WWW-Authenticate challenges (RFC 6750 §3): what a 401 or 403 tells the client to do. With
 // OAuth configured they also say where the protected resource metadata is (RFC 9728 §5.1) and
 // which scope to ask for (MCP step-up authorization).
-export type ChallengeKind = 'missing' | 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+// Every parameter goes through quotedParam, so no message, host or scope can make the header
+// unwritable (a 500 instead of the 401).
+import { quotedParam as quoted } from '../core/header-value.js';
 
-const quoted = (value: string): string => `"${value.replace(/["\\\r\n]/g, '')}"`;
+export type ChallengeKind = 'missing' | 'invalid_request' | 'invalid_token' | 'insufficient_scope';
 
 export interface ChallengeExtras {
   resourceMetadata?: string;

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Principal } from '../core/principal.js';
+import { Refusals } from '../core/refusals.js';
 import { principalKey } from './authenticate.js';
 import type { RequestChannel } from '../mcp/channel.js';
 import type { Dispatcher, Era } from '../mcp/dispatcher.js';
@@ -90,7 +91,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     const roles = Array.isArray(data?.requiredRoles) ? (data.requiredRoles as string[]) : undefined;
     if (!options.discovery) return challenge(kind);
     return options.discovery.challengeFor(req, kind, {
-      ...(status === 403 ? { description: 'The token lacks the scope this needs.' } : {}),
+      ...(status === 403 ? { description: Refusals.SCOPE_MISSING } : {}),
       ...(roles ? { roles } : {}),
     });
   };

@@ -7,6 +7,7 @@ import { RpcCodes } from '../mcp/jsonrpc.js';
 import { registerApiRoutes, type ApiDeps } from '../api/index.js';
 import { registerAuthentication, type HttpAuthOptions } from './authenticate.js';
 import { NO_EDGE, registerEdge, type EdgeOptions } from './edge.js';
+import { registerHeaderGuard } from './header-guard.js';
 import { registerMcpRoutes } from './mcp-route.js';
 import { registerOAuthServer, type OAuthServerRoutes } from './oauth-server/index.js';
 import { createOriginPolicy } from './origin.js';
@@ -70,6 +71,8 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     forceCloseConnections: true,
     return503OnClosing: true,
   });
+  // First, so it applies to every route and plugin below.
+  registerHeaderGuard(app);
   const sessions = createSessionStore({
     idleTimeoutMs: options.sessionIdleTimeoutMs,
     eventStoreSize: options.eventStoreSize,

@@ -84,6 +84,8 @@ describe.skipIf(!info)('built-in OAuth authorization server, end to end', () => 
         '  oauth:',
         '    requireAuthorization: true',
         '    scopesSupported: [analyst]',
+        // The client metadata document below is served from this host, as a client's site.
+        '    allowedFetchHosts: [127.0.0.1]',
         '    server:',
         '      enabled: true',
         '',
@@ -173,6 +175,42 @@ describe.skipIf(!info)('built-in OAuth authorization server, end to end', () => 
     other.searchParams.set('redirect_uri', 'https://evil.example/cb');
     const refused = await openAuthorization(other);
     expect(refused.status).toBe(400);
+  });
+
+  it('refuses a client_id URL on an internal address it may not fetch from, without connecting', async () => {
+    // The same kind of document, on a loopback address not in allowedFetchHosts.
+    let connections = 0;
+    const internal = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ client_id: 'x', redirect_uris: [REDIRECT_URL] }));
+    });
+    internal.on('connection', () => connections++);
+    await new Promise<void>((resolve) => internal.listen(0, '127.0.0.2', resolve));
+    const port = (internal.address() as AddressInfo).port;
+    try {
+      for (const clientId of [
+        `http://127.0.0.2:${port}/client.json`,
+        `https://127.0.0.2:${port}/client.json`,
+      ]) {
+        const url = new URL(`${server.origin}/oauth/authorize`);
+        url.search = new URLSearchParams({
+          response_type: 'code',
+          client_id: clientId,
+          redirect_uri: REDIRECT_URL,
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+        }).toString();
+        const page = await openAuthorization(url);
+        expect(page.status, clientId).toBe(400);
+        expect(page.html, clientId).toContain(ErrorCodes.OAUTH_INVALID_CLIENT);
+        expect(page.html, clientId).toMatch(/loopback address/);
+        expect(page.html, clientId).toContain('allowedFetchHosts');
+      }
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise((resolve) => internal.close(resolve));
+    }
+    expect((await fetch(`${server.origin}/health`)).status).toBe(200);
   });
 
   it('rotates refresh tokens and revokes the family when an old one comes back', async () => {

@@ -22,8 +22,10 @@ export interface FakeIssuer {
   /** A signed access token (ES256 by default) with these claims over the defaults. */
   mint(
     claims?: JWTPayload,
-    options?: { kid?: string; key?: CryptoKey; alg?: string },
+    options?: { kid?: string; key?: CryptoKey; alg?: string; noExp?: boolean },
   ): Promise<string>;
+  /** The current signing key's public half, as published (for forging tokens with it). */
+  publicJwk(): JWK;
   /** A new signing key with a new kid, published at once. */
   rotate(): Promise<void>;
   /** 'ok', 'slow' (metadata and keys never answer), 'error' (500s). */
@@ -73,16 +75,19 @@ export async function startFakeIssuer(
     async mint(claims = {}, how = {}) {
       const key = keys[keys.length - 1]!;
       const now = Math.floor(Date.now() / 1000);
-      return new SignJWT({ scope: 'analyst', ...claims })
+      const jwt = new SignJWT({ scope: 'analyst', ...claims })
         .setProtectedHeader({ alg: how.alg ?? 'ES256', kid: how.kid ?? key.kid, typ: 'at+jwt' })
         .setIssuer((claims.iss as string | undefined) ?? issuer)
         .setSubject((claims.sub as string | undefined) ?? 'user-1')
         .setAudience(
           (claims.aud as string | string[] | undefined) ?? options.defaultAudience ?? 'unset',
         )
-        .setIssuedAt(now)
-        .setExpirationTime((claims.exp as number | undefined) ?? now + 300)
-        .sign(how.key ?? key.privateKey);
+        .setIssuedAt(now);
+      if (!how.noExp) jwt.setExpirationTime((claims.exp as number | undefined) ?? now + 300);
+      return jwt.sign(how.key ?? key.privateKey);
+    },
+    publicJwk() {
+      return { ...keys[keys.length - 1]!.jwk };
     },
     async rotate() {
       keys.push(await newKey());

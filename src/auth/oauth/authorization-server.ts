@@ -9,6 +9,7 @@ import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { Authenticator } from '../authenticator.js';
 import type { ClaimMapping } from './claims.js';
 import { createClientDirectory, type ClientDirectory } from './clients.js';
+import { fetchPolicyFor } from './fetch-guard.js';
 import { createGrants, type Grants, type RefreshGrant } from './grants.js';
 import type { LocalIssuer, OAuthSettings } from './resource-server.js';
 import { createSigningKeys, type SigningKeys } from './signing-keys.js';
@@ -67,6 +68,7 @@ export function createAuthorizationServer(
   const clients = createClientDirectory(grants, {
     documents: server.clientMetadataDocuments,
     allowLoopbackDocuments: options.loopbackIssuer,
+    policy: fetchPolicyFor(settings),
   });
   // Unset, the issuer is the public origin: the configured audience's, else the request's.
   const publicOrigin = settings.audience ? new URL(settings.audience).origin : null;

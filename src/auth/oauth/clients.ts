@@ -4,6 +4,7 @@
 // only public clients with PKCE: no client secrets are issued or accepted. Redirect URIs are
 // compared exactly, never by prefix.
 import { AppError, ErrorCodes } from '../../core/errors.js';
+import type { FetchPolicy } from './fetch-guard.js';
 import { fetchJson, FetchProblem } from './fetch-json.js';
 import type { ClientRecord, Grants } from './grants.js';
 
@@ -125,7 +126,7 @@ export interface ClientDirectory {
 
 export function createClientDirectory(
   grants: Grants,
-  options: { documents: boolean; allowLoopbackDocuments: boolean },
+  options: { documents: boolean; allowLoopbackDocuments: boolean; policy: FetchPolicy },
 ): ClientDirectory {
   const unknown = (why: string): AppError =>
     new AppError(ErrorCodes.OAUTH_INVALID_CLIENT, why, { category: 'input' });
@@ -150,8 +151,13 @@ export function createClientDirectory(
       doc = await fetchJson(clientId, {
         timeoutMs: DOCUMENT_TIMEOUT_MS,
         maxBytes: DOCUMENT_MAX_BYTES,
+        policy: options.policy,
       });
     } catch (error) {
+      if (error instanceof FetchProblem && error.kind === 'forbidden') {
+        // Not the document's fault, nor a passing outage: this URL is not one pgmcp fetches.
+        throw unknown(`The client_id URL ${error.message}.`);
+      }
       const why = error instanceof FetchProblem ? error.message : 'could not be fetched';
       throw new AppError(
         ErrorCodes.OAUTH_CLIENT_METADATA_UNAVAILABLE,

@@ -4,7 +4,9 @@
 // answers are cached by the token's hash for introspection.cacheSeconds, never past `exp`.
 import { createHash } from 'node:crypto';
 import { ErrorCodes } from '../../core/errors.js';
+import { Refusals } from '../../core/refusals.js';
 import type { AuthFailure } from '../types.js';
+import type { FetchPolicy } from './fetch-guard.js';
 import { fetchJson, FetchProblem } from './fetch-json.js';
 import type { OAuthSettings } from './resource-server.js';
 import { audienceMatches } from './resource-uri.js';
@@ -23,6 +25,7 @@ const no = (failure: AuthFailure): Verdict => ({ ok: false, failure });
 export function createIntrospection(
   settings: OAuthSettings,
   env: Readonly<Record<string, string | undefined>>,
+  policy: FetchPolicy,
 ): Introspection {
   const { url, clientId, clientSecretEnv, cacheSeconds } = settings.introspection;
   const cache = new Map<string, { claims: Record<string, unknown>; until: number }>();
@@ -42,14 +45,14 @@ export function createIntrospection(
       return no({
         reason: 'expired',
         code: ErrorCodes.OAUTH_TOKEN_EXPIRED,
-        description: 'The token has expired.',
+        description: Refusals.TOKEN_EXPIRED,
       });
     }
     if (!audienceMatches(claims.aud, audiences)) {
       return no({
         reason: 'wrong_audience',
         code: ErrorCodes.OAUTH_WRONG_AUDIENCE,
-        description: 'The token was issued for another resource.',
+        description: Refusals.WRONG_AUDIENCE,
       });
     }
     return { ok: true, claims };
@@ -69,22 +72,21 @@ export function createIntrospection(
           body: new URLSearchParams({ token: raw, token_type_hint: 'access_token' }).toString(),
           timeoutMs: settings.jwks.timeoutMs,
           maxBytes: settings.jwks.maxBytes,
+          policy,
         });
       } catch (error) {
         const down = !(error instanceof FetchProblem) || error.kind === 'unreachable';
         return no({
           reason: 'unavailable',
           code: ErrorCodes.OAUTH_ISSUER_UNAVAILABLE,
-          description: down
-            ? 'The token introspection endpoint cannot be reached right now.'
-            : 'The token introspection endpoint refused pgmcp’s request.',
+          description: down ? Refusals.INTROSPECTION_UNREACHABLE : Refusals.INTROSPECTION_REFUSED,
         });
       }
       if (answer.active !== true) {
         return no({
           reason: 'unknown',
           code: ErrorCodes.OAUTH_TOKEN_INVALID,
-          description: 'The bearer token is not active.',
+          description: Refusals.NOT_ACTIVE,
         });
       }
       const verdict = judge(answer, audiences);

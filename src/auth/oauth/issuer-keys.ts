@@ -7,6 +7,7 @@
 // come from the state database through the same cache.
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { isSecureOrLoopbackUrl } from '../../config/schema.js';
+import type { FetchPolicy } from './fetch-guard.js';
 import { fetchJson, FetchProblem } from './fetch-json.js';
 
 export interface KeyFetchLimits {
@@ -120,7 +121,11 @@ function asUnavailable(error: unknown): Error {
  * both placements), whose `issuer` must be exactly the configured one, then its jwks_uri. The
  * whole exchange shares one time limit.
  */
-export function remoteKeyLoader(issuer: string, limits: KeyFetchLimits): KeyLoader {
+export function remoteKeyLoader(
+  issuer: string,
+  limits: KeyFetchLimits,
+  policy: FetchPolicy,
+): KeyLoader {
   let jwksUri: string | null = null;
   return async () => {
     const deadline = Date.now() + limits.timeoutMs;
@@ -129,8 +134,12 @@ export function remoteKeyLoader(issuer: string, limits: KeyFetchLimits): KeyLoad
       if (ms <= 0) throw new KeysUnavailable(`no answer within ${limits.timeoutMs} ms`);
       return ms;
     };
-    jwksUri ??= await discoverJwksUri(issuer, limits.maxBytes, left);
-    const body = await fetchJson(jwksUri, { timeoutMs: left(), maxBytes: limits.maxBytes });
+    jwksUri ??= await discoverJwksUri(issuer, limits.maxBytes, left, policy);
+    const body = await fetchJson(jwksUri, {
+      timeoutMs: left(),
+      maxBytes: limits.maxBytes,
+      policy,
+    });
     if (!Array.isArray(body.keys)) throw new KeysUnavailable('the key set has no keys list');
     return body as unknown as JSONWebKeySet;
   };
@@ -150,11 +159,12 @@ async function discoverJwksUri(
   issuer: string,
   maxBytes: number,
   left: () => number,
+  policy: FetchPolicy,
 ): Promise<string> {
   for (const candidate of metadataUrls(issuer)) {
     let metadata: Record<string, unknown>;
     try {
-      metadata = await fetchJson(candidate, { timeoutMs: left(), maxBytes });
+      metadata = await fetchJson(candidate, { timeoutMs: left(), maxBytes, policy });
     } catch (error) {
       // Not there (404 and the like): try the next placement. Down or slow: stop now.
       if (error instanceof FetchProblem && error.kind === 'refused') continue;

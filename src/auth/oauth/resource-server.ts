@@ -8,8 +8,10 @@ import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } 
 import type { Config } from '../../config/index.js';
 import { ErrorCodes } from '../../core/errors.js';
 import type { Principal } from '../../core/principal.js';
+import { claimRefused, Refusals } from '../../core/refusals.js';
 import type { AuthFailure } from '../types.js';
 import { principalFromClaims, type ClaimMapping } from './claims.js';
+import { fetchPolicyFor } from './fetch-guard.js';
 import { createIntrospection, type Introspection } from './introspection.js';
 import {
   createIssuerKeys,
@@ -75,11 +77,15 @@ const fail = (reason: AuthFailure['reason'], code: string, description: string):
 export function createResourceServer(options: ResourceServerOptions): ResourceServer {
   const { settings } = options;
   const keys = createIssuerKeys(settings.jwks);
+  const policy = fetchPolicyFor(settings);
   const remote = new Map(
-    settings.authorizationServers.map((issuer) => [issuer, remoteKeyLoader(issuer, settings.jwks)]),
+    settings.authorizationServers.map((issuer) => [
+      issuer,
+      remoteKeyLoader(issuer, settings.jwks, policy),
+    ]),
   );
   const introspection: Introspection | null = settings.introspection.url
-    ? createIntrospection(settings, options.env ?? process.env)
+    ? createIntrospection(settings, options.env ?? process.env, policy)
     : null;
 
   const audiences = (resource: string): string[] => [
@@ -102,27 +108,15 @@ export function createResourceServer(options: ResourceServerOptions): ResourceSe
     try {
       const header = decodeProtectedHeader(raw);
       if (typeof header.alg !== 'string' || !ACCEPTED_ALGORITHMS.includes(header.alg)) {
-        return fail(
-          'invalid',
-          ErrorCodes.OAUTH_TOKEN_INVALID,
-          'The token’s signing algorithm is not accepted.',
-        );
+        return fail('invalid', ErrorCodes.OAUTH_TOKEN_INVALID, Refusals.ALGORITHM_REFUSED);
       }
       issuer = decodeJwt(raw).iss;
     } catch {
-      return fail(
-        'malformed',
-        ErrorCodes.OAUTH_TOKEN_INVALID,
-        'The bearer token is not a well-formed JWT.',
-      );
+      return fail('malformed', ErrorCodes.OAUTH_TOKEN_INVALID, Refusals.JWT_MALFORMED);
     }
     const loader = typeof issuer === 'string' ? loaderFor(issuer, context) : null;
     if (!loader || typeof issuer !== 'string') {
-      return fail(
-        'invalid',
-        ErrorCodes.OAUTH_TOKEN_INVALID,
-        'The token’s issuer is not trusted here.',
-      );
+      return fail('invalid', ErrorCodes.OAUTH_TOKEN_INVALID, Refusals.ISSUER_UNTRUSTED);
     }
     let payload: JWTPayload;
     try {
@@ -136,11 +130,7 @@ export function createResourceServer(options: ResourceServerOptions): ResourceSe
       return failureOf(error);
     }
     if (!audienceMatches(payload.aud, audiences(context.resource))) {
-      return fail(
-        'wrong_audience',
-        ErrorCodes.OAUTH_WRONG_AUDIENCE,
-        'The token was issued for another resource.',
-      );
+      return fail('wrong_audience', ErrorCodes.OAUTH_WRONG_AUDIENCE, Refusals.WRONG_AUDIENCE);
     }
     const mapping = isLocal(issuer, context) ? options.local!.mapping : settings;
     return principalFromClaims(payload as Record<string, unknown>, mapping);
@@ -150,59 +140,39 @@ export function createResourceServer(options: ResourceServerOptions): ResourceSe
     audiences,
     async verify(raw, context) {
       if (Buffer.byteLength(raw) > settings.maxTokenBytes) {
-        return fail(
-          'too_large',
-          ErrorCodes.OAUTH_TOKEN_TOO_LARGE,
-          'The bearer token is too large.',
-        );
+        return fail('too_large', ErrorCodes.OAUTH_TOKEN_TOO_LARGE, Refusals.TOKEN_TOO_LARGE);
       }
       if (JWT_SHAPE.test(raw)) return verifyJwt(raw, context);
       if (introspection) {
         const verdict = await introspection.check(raw, audiences(context.resource));
         return verdict.ok ? principalFromClaims(verdict.claims, settings) : verdict.failure;
       }
-      return fail('unknown', ErrorCodes.OAUTH_TOKEN_INVALID, 'The bearer token is not valid.');
+      return fail('unknown', ErrorCodes.OAUTH_TOKEN_INVALID, Refusals.OPAQUE_UNKNOWN);
     },
   };
 }
 
 function failureOf(error: unknown): AuthFailure {
   if (error instanceof KeysUnavailable) {
-    return fail(
-      'unavailable',
-      ErrorCodes.OAUTH_ISSUER_UNAVAILABLE,
-      'The token issuer’s keys cannot be reached right now; try again shortly.',
-    );
+    return fail('unavailable', ErrorCodes.OAUTH_ISSUER_UNAVAILABLE, Refusals.KEYS_UNAVAILABLE);
   }
   if (error instanceof errors.JWTExpired) {
-    return fail('expired', ErrorCodes.OAUTH_TOKEN_EXPIRED, 'The token has expired.');
+    return fail('expired', ErrorCodes.OAUTH_TOKEN_EXPIRED, Refusals.TOKEN_EXPIRED);
   }
   if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'nbf') {
-    return fail('invalid', ErrorCodes.OAUTH_TOKEN_EXPIRED, 'The token is not valid yet.');
+    return fail('invalid', ErrorCodes.OAUTH_TOKEN_EXPIRED, Refusals.TOKEN_NOT_YET_VALID);
   }
   if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) {
-    return fail(
-      'invalid',
-      ErrorCodes.OAUTH_TOKEN_INVALID,
-      'The token’s signing algorithm is not accepted.',
-    );
+    return fail('invalid', ErrorCodes.OAUTH_TOKEN_INVALID, Refusals.ALGORITHM_REFUSED);
   }
   if (
     error instanceof errors.JWKSNoMatchingKey ||
     error instanceof errors.JWKSMultipleMatchingKeys
   ) {
-    return fail(
-      'invalid',
-      ErrorCodes.OAUTH_TOKEN_INVALID,
-      'The token is signed with an unknown key.',
-    );
+    return fail('invalid', ErrorCodes.OAUTH_TOKEN_INVALID, Refusals.KEY_UNKNOWN);
   }
   if (error instanceof errors.JWTClaimValidationFailed) {
-    return fail(
-      'invalid',
-      ErrorCodes.OAUTH_TOKEN_INVALID,
-      `The token’s ${error.claim} claim is not acceptable.`,
-    );
+    return fail('invalid', ErrorCodes.OAUTH_TOKEN_INVALID, claimRefused(error.claim));
   }
-  return fail('invalid', ErrorCodes.OAUTH_TOKEN_INVALID, 'The token’s signature does not verify.');
+  return fail('invalid', ErrorCodes.OAUTH_TOKEN_INVALID, Refusals.SIGNATURE_INVALID);
 }
