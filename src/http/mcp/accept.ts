@@ -1,0 +1,30 @@
+// The Accept stage: what the client says it can read. POST needs JSON (and, for everything but a
+// sessionless legacy request, SSE too); GET needs SSE.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RpcCodes } from '../../mcp/jsonrpc.js';
+import { accepts, sendRpcError } from '../replies.js';
+
+export interface Acceptance {
+  /** application/json; no Accept at all is read as JSON (curl, gateways). */
+  readonly json: boolean;
+  /** text/event-stream. */
+  readonly sse: boolean;
+}
+
+export function acceptanceOf(req: FastifyRequest): Acceptance {
+  const accept = req.headers.accept;
+  return {
+    json: accept === undefined || accepts(accept, 'application/json'),
+    sse: accepts(accept, 'text/event-stream'),
+  };
+}
+
+/** 406, naming the media types the Accept header must include. */
+export function notAcceptable(reply: FastifyReply, types: string): void {
+  sendRpcError(
+    reply,
+    406,
+    RpcCodes.INVALID_REQUEST,
+    `Not Acceptable: the Accept header must include ${types}.`,
+  );
+}

@@ -1,0 +1,59 @@
+// What the transport seam is handed for one placed message (mcp/inbound.ts Link): its session,
+// the requests in flight and pending on it, the headers, and how each request gets its channel.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Incoming, Link } from '../../mcp/inbound.js';
+import { channelFor, noChannel } from './channel.js';
+import type { McpEndpoint } from './endpoint.js';
+import type { Place } from './place.js';
+import { responseStream, type ResponseStream } from './response-stream.js';
+import { statelessChannel } from './stateless.js';
+import { serverTimings, type ServerTimings } from './timings.js';
+
+export interface Exchange {
+  readonly place: Place;
+  readonly link: Link;
+  /** What the request's handler timed (the Server-Timing header). */
+  readonly timings: ServerTimings;
+  /** A lone request's response, which may turn into an SSE stream; null for anything else. */
+  readonly stream: ResponseStream | null;
+}
+
+export function exchangeFor(
+  endpoint: McpEndpoint,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  incoming: Incoming,
+  place: Place,
+): Exchange {
+  const kept = place.kind === 'session' ? place.session : null;
+  const timings = serverTimings();
+  const exchange = (channel: Link['channel'], stream: ResponseStream | null = null): Exchange => ({
+    place,
+    link: {
+      session: place.kind === 'none' ? null : place.session,
+      inFlight: kept?.inFlight ?? null,
+      outbound: kept?.outbound ?? null,
+      headers: req.headers,
+      channel,
+    },
+    timings,
+    stream,
+  });
+  if (place.kind === 'stateless') {
+    return exchange(() => statelessChannel(place.session, req.principal));
+  }
+  switch (incoming.kind) {
+    case 'request': {
+      const stream = responseStream(endpoint, req, reply, kept, incoming.era === 'modern');
+      return exchange(
+        (_request, era) =>
+          channelFor(kept, era, req.principal, stream.open, stream.signal, timings.add),
+        stream,
+      );
+    }
+    case 'batch':
+      return exchange((_request, era) => channelFor(kept, era, req.principal, null, undefined));
+    default:
+      return exchange(noChannel);
+  }
+}

@@ -1,0 +1,28 @@
+// The parse stage: the body becomes one classified message (mcp/inbound.ts inspect()), its era
+// decided once, by the MCP-Protocol-Version header when that names 2026-07-28.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Era } from '../../mcp/dispatcher.js';
+import { headerValue } from '../../mcp/headers.js';
+import { inspect, type Incoming } from '../../mcp/inbound.js';
+import { RpcCodes } from '../../mcp/jsonrpc.js';
+import { isModernVersion } from '../../mcp/versions.js';
+import { sendRpcError } from '../replies.js';
+
+/** 'modern' when the request's MCP-Protocol-Version header is a 2026-07-28 one. */
+export function headerEra(req: FastifyRequest): Era | undefined {
+  return isModernVersion(headerValue(req.headers['mcp-protocol-version']) ?? '')
+    ? 'modern'
+    : undefined;
+}
+
+/** The message the body holds; null after answering -32700 (400) for a body that is not JSON. */
+export function readMessage(req: FastifyRequest, reply: FastifyReply): Incoming | null {
+  let message: unknown;
+  try {
+    message = JSON.parse(req.body as string);
+  } catch {
+    sendRpcError(reply, 400, RpcCodes.PARSE_ERROR, 'Parse error: the body is not valid JSON.');
+    return null;
+  }
+  return inspect(message, headerEra(req));
+}
