@@ -1,6 +1,6 @@
-// POST /api/chat/compact (seed 002): a chat history made to fit a token budget. The work is
-// llm/compaction's; this route validates the seed's request, keeps the process's cache and
-// analytics, and answers the seed's response.
+// POST /api/chat/compact (pgEdge-compatible): a chat history made to fit a token budget. The work is
+// llm/compaction's; this route validates the pgEdge agent's request, keeps the process's cache and
+// analytics, and answers its response.
 import type { FastifyInstance } from 'fastify';
 import {
   COMPACTION_LIMITS,

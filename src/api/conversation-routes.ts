@@ -1,4 +1,4 @@
-// /api/conversations (seed 002): each signed-in caller's saved chats. The store keeps every
+// /api/conversations (pgEdge-compatible): each signed-in caller's saved chats. The store keeps every
 // owner's conversations apart (auth/conversation-store.ts); here requests and answers are shaped.
 // Conversations need a signed-in caller: the routes are marked auth 'required', so an anonymous
 // caller (no token, or a server with authentication off and no token sent) gets 401 before
@@ -38,7 +38,7 @@ const TITLE = {
   pattern: '\\S',
 } as const;
 
-// The seed's {role, content} or the AI SDK's UI message {id, role, parts, metadata}: the role
+// The pgEdge agent's {role, content} or the AI SDK's UI message {id, role, parts, metadata}: the role
 // is checked, the rest is kept as sent.
 const MESSAGE = {
   type: 'object',

@@ -1,4 +1,4 @@
-// GET /api/databases and POST /api/databases/select (seed 002): the databases a caller may use,
+// GET /api/databases and POST /api/databases/select (pgEdge-compatible): the databases a caller may use,
 // and the one its requests use by default. The selection belongs to the caller's token or
 // user (everyone's, when nobody signs in); an MCP session keeps its own (select_database_connection).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -76,7 +76,7 @@ export function registerDatabaseRoutes(scope: FastifyInstance, directory: Databa
   scope.post<{ Body: { name?: unknown } | undefined }>(
     '/databases/select',
     {
-      // Any malformed body is the seed's 400, not a schema message.
+      // Any malformed body is the pgEdge agent's 400, not a schema message.
       attachValidation: true,
       schema: {
         body: SELECT_BODY,

@@ -103,7 +103,7 @@ function answerFor(error: unknown, logger: Logger, request: FastifyRequest): Ans
 
 const ERROR_BODY = {
   type: 'object',
-  // Not required, and open: a 4xx a route declares itself (seed 002's `success`) or the HTTP
+  // Not required, and open: a 4xx a route declares itself (the pgEdge agent's `success`) or the HTTP
   // layer's hooks send must still serialize (a required property missing would be a 500).
   properties: { error: { type: 'string' } },
   additionalProperties: true,

@@ -1,4 +1,4 @@
-// GET /api/llm/providers, GET /api/llm/models and POST /api/llm/chat (seed 002's LLM proxy),
+// GET /api/llm/providers, GET /api/llm/models and POST /api/llm/chat (the pgEdge-compatible LLM proxy),
 // and POST /api/chat, the agent loop (llm/chat-loop.ts) streamed as the AI SDK UI message
 // stream. Keys never leave the server: views name providers, types and models only.
 import { Readable } from 'node:stream';
@@ -248,7 +248,7 @@ export function registerLlmRoutes(
     {
       schema: {
         summary:
-          "Seed 002's proxy: messages and tool definitions to a provider, the model's message and tool calls back.",
+          "The pgEdge-compatible proxy: messages and tool definitions to a provider, the model's message and tool calls back.",
         body: PROXY_BODY,
         response: {
           200: { description: `JSON, or with stream: true ${STREAM_DESCRIPTION}`, ...PROXY_ANSWER },

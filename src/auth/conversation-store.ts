@@ -4,7 +4,7 @@
 // Every query names the owner, and the owner is part of the key: another caller's id finds no
 // row, so it is answered exactly like an id that never existed (CONVERSATION_NOT_FOUND, a 404),
 // and a client-chosen id (the AI SDK's useChat makes its own) cannot collide across owners.
-// Messages are kept as given (the AI SDK's UI messages, or the seed's {role, content}) in jsonb;
+// Messages are kept as given (the AI SDK's UI messages, or the pgEdge agent's {role, content}) in jsonb;
 // the title and a preview are derived from the first user message when saved, so a list reads
 // neither the messages nor more than one index range.
 import { AppError, ErrorCodes } from '../core/errors.js';

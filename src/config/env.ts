@@ -129,7 +129,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'audit.database', env: 'PGMCP_AUDIT_DATABASE', kind: 'bool' },
   { key: 'audit.file', env: 'PGMCP_AUDIT_FILE', kind: 'string' },
   { key: 'log.level', env: 'PGMCP_LOG_LEVEL', kind: 'string' },
-  // --- edge: TLS, CORS, rate limits (issue 8, items 9 and 10) ---
+  // --- edge: TLS, CORS, rate limits ---
   { key: 'http.tls.cert', env: 'PGMCP_HTTP_TLS_CERT', kind: 'string' },
   { key: 'http.tls.key', env: 'PGMCP_HTTP_TLS_KEY', kind: 'string' },
   { key: 'http.cors.origins', env: 'PGMCP_HTTP_CORS_ORIGINS', kind: 'list' },
@@ -153,7 +153,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   },
   { key: 'rateLimit.redis', env: 'PGMCP_RATE_LIMIT_REDIS', kind: 'string' },
   { key: 'rateLimit.redisKeyPrefix', env: 'PGMCP_RATE_LIMIT_REDIS_KEY_PREFIX', kind: 'string' },
-  // --- llm: providers and chat bounds (issue 12); providers themselves come from the file ---
+  // --- llm: providers and chat bounds; providers themselves come from the file ---
   { key: 'llm.default', env: 'PGMCP_LLM_DEFAULT', kind: 'string' },
   { key: 'llm.fromEnv', env: 'PGMCP_LLM_FROM_ENV', kind: 'bool' },
   { key: 'llm.systemPrompt', env: 'PGMCP_LLM_SYSTEM_PROMPT', kind: 'string' },

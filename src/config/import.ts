@@ -118,7 +118,7 @@ function importPgedge(document: Mapping): Imported {
             'pgmcp takes the client address from the connection (behind a proxy: auth.trustedProxies)',
           );
         } else {
-          skip(path, 'no pgmcp equivalent (see docs/compatibility.md, seed 001/002)');
+          skip(path, 'no pgmcp equivalent (see docs/compatibility.md, the pgEdge agent)');
         }
     }
   }
@@ -162,7 +162,7 @@ function importPgedge(document: Mapping): Imported {
 }
 
 // ---------------------------------------------------------------------------------------------
-// NpgsqlRest appsettings.json (seed 004).
+// NpgsqlRest's appsettings.json.
 
 /** An Npgsql connection string (`Host=…;Port=…;Database=…;Username=…;Password=…`). */
 function connectionEntry(text: string, unmapped: Imported['unmapped']): Mapping {

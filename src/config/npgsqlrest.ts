@@ -1,4 +1,4 @@
-// NpgsqlRest's `McpOptions` block (seed 004), accepted in a pgmcp config file at the top level
+// NpgsqlRest's `McpOptions` block, accepted in a pgmcp config file at the top level
 // or under `NpgsqlRest:` as in NpgsqlRest's appsettings.json, and folded into pgmcp's own keys
 // before validation. `pgmcp config import --from npgsqlrest` uses the same table.
 import { AppError, ErrorCodes } from '../core/errors.js';
@@ -15,7 +15,7 @@ export interface ForeignKeyMap {
   onlyTrue?: boolean;
 }
 
-/** Seed 004's McpOptions keys and where each goes. Keys are case-insensitive, as in .NET. */
+/** NpgsqlRest's McpOptions keys and where each goes. Keys are case-insensitive, as in .NET. */
 export const MCP_OPTIONS_MAP: readonly ForeignKeyMap[] = [
   { from: 'Enabled', to: 'database.routineTools' },
   { from: 'UrlPath', to: 'http.path' },

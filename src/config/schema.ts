@@ -93,7 +93,7 @@ const httpSchema = section({
   sessionIdleTimeoutMs: intIn(1).default(1_800_000),
   eventStoreSize: intIn(1).default(1000),
   keepAliveMs: intIn(0).default(15_000),
-  // --- edge: TLS and CORS (issue 8, item 10) ---
+  // --- edge: TLS and CORS ---
   /** Serve HTTPS with this PEM certificate (chain) and private key; both or neither. */
   tls: section({
     cert: optionalText().default(null),
@@ -187,7 +187,7 @@ const roleName = zod
   .string({ error: 'expected a string' })
   .regex(/^[A-Za-z0-9_.:-]{1,64}$/, { error: 'expected a role name such as analyst or admin' });
 
-// --- several databases (issue 10) ---
+// --- several databases ---
 // One entry of `databases:`: where it is (a URL, libpq-style fields, or the embedded PGlite)
 // and, optionally, any `database.*` setting it changes for itself; unset ones come from the
 // `database` section. Passwords come from the environment or a file, never the YAML itself.
@@ -301,7 +301,7 @@ const headerName = zod
   .regex(/^[A-Za-z0-9-]+$/, { error: 'expected an HTTP header name such as X-User-Id' })
   .transform((name) => name.toLowerCase());
 
-// --- OAuth 2.1 (issue 9): resource server, and optionally a built-in authorization server ---
+// --- OAuth 2.1: resource server, and optionally a built-in authorization server ---
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /** https, or http on a loopback name: an issuer or endpoint fetched keys or tokens must not be spoofable. */
@@ -370,7 +370,7 @@ const oauthServerSchema = section({
 }).prefault({});
 
 const oauthSchema = section({
-  /** Every MCP request needs a verified token (seed 004 RequireAuthorization). */
+  /** Every MCP request needs a verified token (NpgsqlRest's RequireAuthorization). */
   requireAuthorization: bool().default(false),
   /** Issuers whose access tokens are accepted, advertised in the protected resource metadata. */
   authorizationServers: stringList(secureUrl('issuer URL')).default([]),
@@ -436,7 +436,7 @@ const authSchema = section({
    * non-loopback address (--require-auth sets true, --no-auth false).
    */
   required: zod.boolean({ error: 'expected true, false or null' }).nullable().default(null),
-  /** Leave out of tools/resources/prompts lists what the caller may not use (seed 004). */
+  /** Leave out of tools/resources/prompts lists what the caller may not use (as NpgsqlRest does). */
   filterToolsByRole: bool().default(false),
   /** Peers whose X-User-Id / X-Tenant-Id headers are believed (addresses or CIDR ranges). */
   trustedProxies: stringList(addressItem).default([]),
@@ -486,7 +486,7 @@ const toolsSchema = zod.record(
   { error: 'expected a mapping of tool names to settings' },
 );
 
-// --- edge: rate limits (issue 8, item 9) ---
+// --- edge: rate limits ---
 // A route family is `mcp` (the MCP endpoint and its /v1 alias) or `api`, optionally narrowed
 // by path segments under /api: `api.login` is /api/login, `api.chat` is /api/chat and below.
 const routeFamily = zod.string().regex(/^(mcp|api(\.[\w-]+)*)$/);

@@ -1,4 +1,4 @@
-// Chat messages as they arrive from clients and the chat loop: the seed's `{role, content}`
+// Chat messages as they arrive from clients and the chat loop: the pgEdge agent's `{role, content}`
 // (content a string or the AI SDK's model-message parts) or the AI SDK's UI message
 // (`{id, role, parts}`). These helpers read them without trusting their shape: anything that is
 // not the expected type reads as empty, never as an exception.

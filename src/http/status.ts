@@ -10,7 +10,7 @@ export function statusOf(outcome: Pick<Outcome, 'response' | 'era' | 'category'>
   if (!('error' in response)) return 200;
   const { code } = response.error;
   // Headers that contradict the body are refused before any era rule applies, and a caller
-  // who must authenticate or lacks a role gets the HTTP answer clients act on (seed 004).
+  // who must authenticate or lacks a role gets the HTTP answer clients act on (as NpgsqlRest does).
   if (code === RpcCodes.HEADER_MISMATCH) return 400;
   if (code === RpcCodes.AUTH_REQUIRED && outcome.category === 'auth') return 401;
   if (code === RpcCodes.AUTH_REQUIRED && outcome.category === 'forbidden') return 403;

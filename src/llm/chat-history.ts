@@ -53,7 +53,7 @@ function same(a: Json, b: Json): boolean {
   return false;
 }
 
-/** A stored message in the plain `{role, content}` form (the seed's), as a UI message. */
+/** A stored message in the plain `{role, content}` form (the pgEdge agent's), as a UI message. */
 function asUiMessage(message: Message, index: number): Message {
   if (Array.isArray(message.parts)) return message;
   const { content, ...rest } = message;

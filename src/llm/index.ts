@@ -1,4 +1,4 @@
-// The LLM layer: model providers on the Vercel AI SDK, the seed's proxy and the chat loop.
+// The LLM layer: model providers on the Vercel AI SDK, the pgEdge-compatible proxy and the chat loop.
 export { createLlmProviders, TYPE_DEFAULTS } from './providers.js';
 export type { LlmProvider, LlmProviders, ProviderView } from './providers.js';
 export { listModels } from './models.js';

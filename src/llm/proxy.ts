@@ -1,4 +1,4 @@
-// POST /api/llm/chat (seed 002's LLM proxy): the caller's messages and tool definitions go to
+// POST /api/llm/chat (the pgEdge-compatible LLM proxy): the caller's messages and tool definitions go to
 // the chosen provider and the model's message comes back with its tool calls, for clients that
 // run their own loop. Nothing runs here: tools have no implementation on this path, so a tool
 // call is only ever returned, never executed. Keys stay in the server.

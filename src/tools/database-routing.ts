@@ -1,7 +1,7 @@
 // The shared registry's view of several databases: one entry per built-in tool, resource,
 // template and prompt, each of which picks its database per call (its `database` argument, the
 // session's selection, the caller's bound database, the default) and hands the call to the
-// same built-in bound to that database. query_database also understands seed 001's inline
+// same built-in bound to that database. query_database also understands the pgEdge-compatible inline
 // forms, but only for configured databases. Two opt-in tools let the model list and select
 // databases by name; hosts, users and passwords never reach it.
 import type { ToolResult } from '../core/content.js';
@@ -116,7 +116,7 @@ function withSelectedDatabase(schema: JsonSchema | undefined): JsonSchema | unde
   };
 }
 
-// Seed 001's forms: "set default database to <url or name>" and "<question or SQL> at <url>".
+// The pgEdge-compatible inline forms: "set default database to <url or name>" and "<question or SQL> at <url>".
 const SET_DEFAULT = /^\s*set\s+default\s+database\s+to\s+(\S+?)\s*;?\s*$/i;
 const AT_URL = /^([\s\S]*?)\s+at\s+(postgres(?:ql)?:\/\/\S+?)\s*;?\s*$/i;
 

@@ -20,7 +20,7 @@ export interface DatabaseTarget {
   readonly registry: Registry;
 }
 
-/** Why a caller may not use a database, in the words of seed 002's REST errors. */
+/** Why a caller may not use a database, in the words of the pgEdge agent's REST errors. */
 export type DatabaseAccess = 'ok' | 'not-found' | 'denied' | 'bound';
 
 export interface DatabaseDirectory {
@@ -45,7 +45,7 @@ export interface DatabaseDirectory {
   match(reference: string): DatabaseTarget | undefined;
 }
 
-/** Principals of stdio and of a server without authentication see every database (seed 002). */
+/** Principals of stdio and of a server without authentication see every database (pgEdge-compatible). */
 const unrestricted = (principal: Principal): boolean =>
   principal.kind === 'anonymous' || principal.kind === 'local';
 

@@ -22,7 +22,7 @@ export interface ApiClient {
   send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T>;
 }
 
-/** `{"error": "…"}` bodies (and the seed's `{success:false,error}`) to their message. */
+/** `{"error": "…"}` bodies (and the pgEdge agent's `{success:false,error}`) to their message. */
 export function errorMessageOf(body: string, status?: number): string {
   try {
     const parsed = JSON.parse(body) as { error?: unknown; message?: unknown };

@@ -1,4 +1,4 @@
-// /history: the signed-in person's stored conversations (seed 002 routes), listed, loaded back
+// /history: the signed-in person's stored conversations (the pgEdge-compatible routes), listed, loaded back
 // into the terminal, renamed or deleted. A conversation is named by its number in the last
 // listing or by its id.
 import { generateId, type UIMessage } from 'ai';
@@ -94,7 +94,7 @@ async function listConversations(context: ChatContext): Promise<void> {
   term.note('(/history load N brings one back)');
 }
 
-/** A stored message as a UIMessage: ours carry parts; the seed's plain form has content. */
+/** A stored message as a UIMessage: ours carry parts; the pgEdge agent's plain form has content. */
 function toUiMessage(message: StoredMessage): UIMessage {
   const parts: UIMessage['parts'] = Array.isArray(message.parts)
     ? message.parts

@@ -1,4 +1,4 @@
-// Sessionless legacy-era requests (the seeds' curl examples, gateways that POST one JSON-RPC
+// Sessionless legacy-era requests (the curl examples in pgmi's and the pgEdge agent's documentation, gateways that POST one JSON-RPC
 // message at a time): served statelessly, on a session that lives for the one request, and
 // answered with one plain JSON body. They are delivered like every other message (inbound.ts
 // deliver()). See docs/compatibility.md, "HTTP without a session".

@@ -1,4 +1,4 @@
-// The request's knobs with the seed's defaults, checked: a wrong type or an out-of-range number
+// The request's knobs with the pgEdge agent's defaults, checked: a wrong type or an out-of-range number
 // is COMPACTION_INVALID naming the field (the route's schema refuses them first; this guards
 // in-process callers such as the chat loop).
 import { AppError, ErrorCodes } from '../../core/errors.js';

@@ -1,5 +1,5 @@
-// The wire shapes of POST /api/chat/compact (seed 002), used as they are by compactMessages so
-// the route only validates and forwards. Field names are the seed's (snake_case).
+// The wire shapes of POST /api/chat/compact (pgEdge-compatible), used as they are by compactMessages so
+// the route only validates and forwards. Field names are the pgEdge agent's (snake_case).
 
 export type TokenCounterType = 'generic' | 'openai' | 'anthropic' | 'ollama';
 export const TOKEN_COUNTER_TYPES: readonly TokenCounterType[] = [
@@ -85,7 +85,7 @@ export const MESSAGE_CLASSES: readonly MessageClass[] = [
   'transient',
 ];
 
-/** Defaults of the seed. */
+/** The pgEdge agent's defaults. */
 export const COMPACTION_DEFAULTS = Object.freeze({
   maxTokens: 100_000,
   recentWindow: 10,

@@ -72,7 +72,7 @@ export function deriveRoutineTools(
       if (!routine.annotations.tags.some((t) => options.tags!.includes(t))) continue;
     }
     if (routine.annotations.rateLimiter !== undefined) {
-      // NpgsqlRest's rule too (seed 004): the annotation limits the HTTP route, not tools/call.
+      // NpgsqlRest's rule too: the annotation limits the HTTP route, not tools/call.
       warnings.push(
         `${where} has @rate_limiter ${routine.annotations.rateLimiter}, which does not apply to its MCP tool: tools/call runs the routine directly. Limit MCP traffic with rateLimit.requestsPerMinute or rateLimit.routes.`,
       );

@@ -1,4 +1,4 @@
-// The stored conversations (seed 002 API): start a new one, open, rename, delete one or all,
+// The stored conversations (the pgEdge-compatible API): start a new one, open, rename, delete one or all,
 // and search by title. Only shown when the server keeps conversations (authentication on).
 import { useState } from 'react';
 import type { ConversationSummary } from '../api/endpoints';
