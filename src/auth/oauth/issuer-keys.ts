@@ -136,7 +136,7 @@ export function remoteKeyLoader(issuer: string, limits: KeyFetchLimits): KeyLoad
   };
 }
 
-export function metadataUrls(issuer: string): string[] {
+function metadataUrls(issuer: string): string[] {
   const url = new URL(issuer);
   const path = url.pathname.replace(/\/$/, '');
   return [

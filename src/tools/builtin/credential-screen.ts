@@ -11,7 +11,7 @@ import type { GuardResult } from '../sql-guard.js';
 import { mentionsSecret } from './policy-judge.js';
 
 /** How long the suspect names are trusted before they are worked out again. */
-export const SCREEN_TTL_MS = 30_000;
+const SCREEN_TTL_MS = 30_000;
 
 const USER = `NOT IN ('pg_catalog', 'information_schema')`;
 
@@ -58,7 +58,7 @@ function wordIn(body: string, names: Iterable<string>): boolean {
 }
 
 /** Names (lower case) of the views and functions that may read credentials. */
-export async function suspectNames(lookup: Lookup): Promise<Set<string>> {
+async function suspectNames(lookup: Lookup): Promise<Set<string>> {
   const suspects = new Set<string>();
   const views = await lookup.query<{ name: string; body: string | null }>(VIEWS_SQL);
   const functions = await lookup.query<{ name: string; body: string | null }>(FUNCTIONS_SQL);
