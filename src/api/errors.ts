@@ -35,10 +35,6 @@ const STATUS: Record<ErrorCategory, number> = {
   internal: 500,
 };
 
-export function statusOf(category: ErrorCategory): number {
-  return STATUS[category];
-}
-
 interface Answer {
   status: number;
   message: string;

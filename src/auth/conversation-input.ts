@@ -36,7 +36,7 @@ export function keepsConversations(principal: Principal): boolean {
   return ownerOf(principal) !== null;
 }
 
-export function ownerOf(principal: Principal): Owner | null {
+function ownerOf(principal: Principal): Owner | null {
   if (principal.kind === 'anonymous' || !principal.userId) return null;
   // A token is its id (a revoked token's name can be taken again by a new token); the others
   // are their user id within their kind (and tenant), so an OAuth subject "alice" and the
@@ -64,7 +64,7 @@ export function newConversationId(): string {
   return `conv_${randomBytes(16).toString('base64url')}`;
 }
 
-export const invalid = (message: string): AppError =>
+const invalid = (message: string): AppError =>
   new AppError(ErrorCodes.CONVERSATION_INVALID, message, { category: 'input' });
 
 export const tooMany = (max: number): AppError =>
@@ -113,7 +113,7 @@ export function messagesJson(messages: readonly unknown[] | undefined): {
 // string cut mid-character) is stored without them rather than refused.
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const HAS_UNSTORABLE = new RegExp(UNSTORABLE.source);
-export const clean = (text: string): string =>
+const clean = (text: string): string =>
   text.replace(UNSTORABLE, (c) => (c === '\u0000' ? '' : '\uFFFD'));
 
 function storable(_key: string, value: unknown): unknown {

@@ -208,7 +208,7 @@ export const MIGRATIONS: readonly Migration[] = [
 export const LATEST_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
 /** The versions recorded in the state database; empty when the pgmcp schema is not there yet. */
-export async function appliedVersions(db: Pick<StateDb, 'query'>): Promise<Set<number>> {
+async function appliedVersions(db: Pick<StateDb, 'query'>): Promise<Set<number>> {
   const { rows } = await db.query<{ present: boolean }>(
     "SELECT to_regclass('pgmcp.schema_version') IS NOT NULL AS present",
   );

@@ -153,7 +153,7 @@ export function parseRoutineComment(comment: string): RoutineAnnotations | null 
 
 // The comment filter is loose (LIKE); parseRoutineComment decides. proargtypes/proallargtypes
 // are cast to int8[] so node-postgres hands back strings rather than needing an oid parser.
-export const ROUTINES_SQL = `SELECT p.oid::int8 AS oid, n.nspname AS schema, p.proname AS name,
+const ROUTINES_SQL = `SELECT p.oid::int8 AS oid, n.nspname AS schema, p.proname AS name,
   p.prokind::text AS kind, p.provolatile::text AS volatility, p.proretset AS returns_set,
   p.prorettype::int8 AS return_type, p.pronargs::int AS nargs, p.pronargdefaults::int AS nargdefaults,
   p.proargtypes::oid[]::int8[] AS in_types, p.proallargtypes::int8[] AS all_types,
@@ -170,7 +170,7 @@ WHERE p.prokind IN ('f', 'p') AND d.description LIKE '%@mcp%' AND ${HIDDEN_SCHEM
 ORDER BY n.nspname, p.proname, p.oid`;
 
 // Every type reachable from the given ones, in one recursive query.
-export const TYPES_SQL = `WITH RECURSIVE reach(oid) AS (
+const TYPES_SQL = `WITH RECURSIVE reach(oid) AS (
   SELECT pg_catalog.unnest($1::int8[])::oid
   UNION
   SELECT x.child
@@ -248,7 +248,7 @@ const TYPTYPE: Record<string, TypeKind> = {
   m: 'multirange',
 };
 
-export function routineFromRow(row: RoutineRow): RoutineDescriptor | null {
+function routineFromRow(row: RoutineRow): RoutineDescriptor | null {
   const comment = withholdCredentialLines(row.comment);
   const annotations = parseRoutineComment(comment);
   if (!annotations) return null;

@@ -10,12 +10,12 @@ import type { Logger } from 'pino';
 import { packagePath } from '../core/package-path.js';
 import type { Database } from '../db/database.js';
 
-export const CATALOG_CHANNEL = 'pgmcp_catalog';
-export const REGISTRY_CHANNEL = 'pgmcp_registry';
+const CATALOG_CHANNEL = 'pgmcp_catalog';
+const REGISTRY_CHANNEL = 'pgmcp_registry';
 
-export const WATCH_SCRIPT = packagePath('sql/watch/001_event_trigger.sql');
+const WATCH_SCRIPT = packagePath('sql/watch/001_event_trigger.sql');
 /** The catalog generation (sql/watch/002_generation.sql), installed with the event trigger. */
-export const GENERATION_SCRIPT = packagePath('sql/watch/002_generation.sql');
+const GENERATION_SCRIPT = packagePath('sql/watch/002_generation.sql');
 
 /** Why a reload was asked for: a notification's channel, the TTL, or a (re)connect. */
 export type ChangeReason = 'notify' | 'ttl' | 'reconnect';

@@ -30,7 +30,6 @@ import { createLiveCatalog, nameClashError, type LiveCatalog } from '../tools/li
 import { createDatabaseCatalogs } from '../tools/database-catalog.js';
 import { createRegistry, type Registry } from '../tools/registry.js';
 import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../tools/sql-guard.js';
-import type { AppExtension } from './app.js';
 
 /** The state database's schema (auth/); denied to every tool. */
 const STATE_SCHEMA = 'pgmcp';
@@ -59,7 +58,7 @@ export interface OpenedDatabases {
 
 /**
  * Opens every configured database and fills `registry` with the built-ins, the routines and
- * the registry handlers of each (then the extension's own). Closes what it opened on failure.
+ * the registry handlers of each. Closes what it opened on failure.
  */
 export async function openDatabases(
   config: Config,
@@ -67,7 +66,6 @@ export async function openDatabases(
   resolved: readonly ResolvedDatabase[],
   registry: Registry,
   signer: Signer,
-  extension?: AppExtension,
 ): Promise<OpenedDatabases> {
   const several = resolved.length > 1;
   const opened: { entry: ResolvedDatabase; db: Database }[] = [];
@@ -289,7 +287,6 @@ export async function openDatabases(
       },
     });
   });
-  extension?.register?.(registry);
   return {
     opened,
     main,

@@ -7,7 +7,6 @@ import { resolveDatabases, type Config, type ResolvedDatabase } from '../config/
 import type { DatabaseDirectory } from '../tools/databases.js';
 import type { Database } from '../db/database.js';
 import { databaseNameOf } from '../db/names.js';
-import type { ContextExtender } from '../mcp/call-context.js';
 import { createDispatcher, type Dispatcher } from '../mcp/dispatcher.js';
 import { createSigner } from '../core/signed.js';
 import type { ExchangeLog, ExchangeRecord } from '../tools/handlers/index.js';
@@ -47,17 +46,6 @@ export interface AppHealth {
   databases: { name: string; status: string }[];
 }
 
-/**
- * What a test composition adds to the app (the conformance fixture server,
- * test/conformance/serve.ts). pgmcp itself never passes one.
- */
-export interface AppExtension {
-  /** Registers more tools, resources and prompts, after the built-ins and the routines. */
-  register?(registry: Registry): void;
-  /** Adds to the CallContext of every call (see ContextInput.extend in mcp/call-context.ts). */
-  extendContext?: ContextExtender;
-}
-
 /** How a front end takes part in start-up (stdio answers its first requests early). */
 export interface AppStart {
   /**
@@ -80,7 +68,6 @@ function servedName(config: Config, entry: ResolvedDatabase): string {
 export async function createApp(
   config: Config,
   logger: Logger,
-  extension?: AppExtension,
   start: AppStart = {},
 ): Promise<App> {
   const resolved = resolveDatabases(config);
@@ -109,7 +96,6 @@ export async function createApp(
       signer,
       filterByAccess: config.auth.filterToolsByRole || config.auth.oauth.filterToolsByRole,
       onExchange: recordExchange,
-      extendContext: extension?.extendContext,
       ...(databases ? { databases } : {}),
       ...(start.ready ? { ready: start.ready } : {}),
     });
@@ -130,7 +116,6 @@ export async function createApp(
     resolved,
     registry,
     signer,
-    extension,
   );
   exchangeLog = rest.exchangeLog;
   const db = main.db;

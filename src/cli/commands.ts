@@ -1,10 +1,10 @@
-// The options and actions of pgmcp's commands. main.ts assembles them into the program; the
-// conformance fixture server (test/conformance/serve.ts) reuses `serve`'s with an AppExtension.
+// The options and actions of pgmcp's commands. main.ts assembles them into the program; a
+// composition of `serve` (see ServeComposition in serve.ts) reuses `serve`'s.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { isAppError } from '../core/errors.js';
 import type { Config, ConfigFlags } from '../config/index.js';
 import { LOG_LEVELS } from '../config/levels.js';
-import type { AppExtension } from './app.js';
+import type { ServeComposition } from './serve.js';
 
 export interface CommonOptions extends ConfigFlags {
   printConfig?: boolean;
@@ -73,8 +73,8 @@ export const common = (command: Command): Command =>
     .option('--allow-writes', 'allow statements that write (default: read-only)')
     .addOption(logLevelOption());
 
-/** `serve`'s options and action on `command`; `extension` is for test compositions only. */
-export function defineServe(command: Command, extension?: AppExtension): Command {
+/** `serve`'s options and action on `command`, serving `composition`'s parts beside pgmcp's own. */
+export function defineServe(command: Command, composition: ServeComposition = {}): Command {
   return common(
     command
       .option('--stdio', 'serve on stdin/stdout (for desktop MCP clients)')
@@ -91,7 +91,7 @@ export function defineServe(command: Command, extension?: AppExtension): Command
       // Loaded when the command runs: `pgmcp --version` and the other commands never need it.
       const { printConfig, serve } = await import('./serve.js');
       if (options.printConfig) return printConfig(config);
-      await serve(config, extension);
+      await serve(config, composition);
     } catch (error) {
       fail(error);
     }

@@ -9,7 +9,8 @@ import type { Authenticator } from '../auth/index.js';
 import { configError } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/database.js';
-import { createApp, type AppExtension } from './app.js';
+import type { Dispatcher } from '../mcp/dispatcher.js';
+import { createApp, type App } from './app.js';
 import { auditToolCalls } from './audit-tool-calls.js';
 import type { HttpService } from './http-service.js';
 import { createLogger } from './logger.js';
@@ -20,9 +21,22 @@ export async function printConfig(config: Config): Promise<void> {
   process.stdout.write(YAML.stringify(redactConfig(config)));
 }
 
-/** `extension`: test compositions only (the conformance fixture server). */
-export async function serve(config: Config, extension?: AppExtension): Promise<void> {
+/**
+ * What a composition of `serve` adds, through the same parts pgmcp's own features use:
+ * `attach` is given the open app before any call is served, to register tools, resources and
+ * prompts into `app.registry` (as authenticate_user is, http-service.ts) or listen with
+ * `app.onExchange` (as the audit does); `dispatcher` wraps the dispatcher the transport is
+ * given, stdio's and HTTP's alike. `pgmcp serve` adds nothing.
+ */
+export interface ServeComposition {
+  attach?(app: App): void;
+  dispatcher?(dispatcher: Dispatcher): Dispatcher;
+}
+
+export async function serve(config: Config, composition: ServeComposition = {}): Promise<void> {
   const logger = createLogger(config.log.level);
+  const served = (dispatcher: Dispatcher): Dispatcher =>
+    composition.dispatcher ? composition.dispatcher(dispatcher) : dispatcher;
   // The HTTP stack, the state database's code and the AI SDK load only for HTTP: a stdio server
   // (spawned per session by desktop clients, which wait for its first answer) never needs them.
   const web =
@@ -49,13 +63,12 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     app = await createApp(
       config,
       logger,
-      extension,
       config.transport === 'stdio'
         ? {
             ready,
             onDispatcher: (dispatcher) => {
               stdio = startStdioServer({
-                dispatcher,
+                dispatcher: served(dispatcher),
                 input: process.stdin,
                 output: process.stdout,
                 logger,
@@ -69,6 +82,7 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
     markFailed(error);
     throw error;
   }
+  composition.attach?.(app);
   let stopping = false;
   const stop = async (code: number, why: string): Promise<void> => {
     if (stopping) return;
@@ -133,7 +147,13 @@ export async function serve(config: Config, extension?: AppExtension): Promise<v
 
   let service: HttpService;
   try {
-    service = await web![0].openHttpService(config, app, logger, tls);
+    const dispatcher = served(app.dispatcher);
+    service = await web![0].openHttpService(
+      config,
+      dispatcher === app.dispatcher ? app : { ...app, dispatcher },
+      logger,
+      tls,
+    );
   } catch (error) {
     await app.close();
     throw error;

@@ -173,8 +173,8 @@ export function envVariableNamed(name: string): EnvVariable | undefined {
 }
 
 /** Where database.url may come from, most important first. */
-export const DATABASE_URL_VARIABLES = ['PGMCP_DATABASE_URL', 'DATABASE_URL'] as const;
-export const LIBPQ_SOURCE = 'the PGHOST/PGDATABASE/… environment variables';
+const DATABASE_URL_VARIABLES = ['PGMCP_DATABASE_URL', 'DATABASE_URL'] as const;
+const LIBPQ_SOURCE = 'the PGHOST/PGDATABASE/… environment variables';
 
 // An empty variable is how shells and compose files say "unset"; treating it as a value
 // would turn `PGMCP_HTTP_PORT=` into an error instead of the default.

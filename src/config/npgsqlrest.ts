@@ -16,7 +16,7 @@ export interface ForeignKeyMap {
 }
 
 /** NpgsqlRest's McpOptions keys and where each goes. Keys are case-insensitive, as in .NET. */
-export const MCP_OPTIONS_MAP: readonly ForeignKeyMap[] = [
+const MCP_OPTIONS_MAP: readonly ForeignKeyMap[] = [
   { from: 'Enabled', to: 'database.routineTools' },
   { from: 'UrlPath', to: 'http.path' },
   { from: 'ServerName', to: 'server.name' },

@@ -3,7 +3,7 @@
 // (an unencoded '@' or '/' in a password, several hosts, a libpq keyword string).
 import type { Config } from './schema.js';
 
-export const MASK = '****';
+const MASK = '****';
 
 // password=… in a query string or a libpq keyword/value string; quoted values may hold spaces.
 const PASSWORD_PARAM = /\b((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s#]*)/gi;

@@ -514,7 +514,7 @@ const rateLimitSchema = section({
   redisKeyPrefix: text().default('pgmcp:ratelimit:'),
 });
 
-export const EMBEDDING_PROVIDERS = [
+const EMBEDDING_PROVIDERS = [
   'offline',
   'openai',
   'openaiCompatible',
@@ -602,7 +602,7 @@ const logSchema = section({
     .default('info'),
 });
 
-export const REGISTRY_MODES = ['auto', 'mcp', 'pgmi'] as const;
+const REGISTRY_MODES = ['auto', 'mcp', 'pgmi'] as const;
 const registrySchema = section({
   /** Where SQL handlers come from: mcp (pgmcp's registry), pgmi (an existing pgmi deployment), auto. */
   mode: zod

@@ -32,7 +32,3 @@ export interface PromptResult {
 export interface ResourceReadResult {
   contents: ResourceContents[];
 }
-
-export function textResult(text: string): ToolResult {
-  return { content: [{ type: 'text', text }] };
-}

@@ -120,5 +120,3 @@ export const ErrorCodes = {
   // 9xx internal
   INTERNAL: 'PGMCP900',
 } as const;
-
-export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -142,7 +142,7 @@ function watchMessageSizes(limit: number, tooLarge: (length: number) => void) {
 }
 
 /** The largest message read: values up to this size are cut to the byte cap, larger ones refused. */
-export function messageLimit(maxBytes: number): number {
+function messageLimit(maxBytes: number): number {
   return Math.max(16 * 1024 * 1024, 4 * maxBytes);
 }
 
@@ -158,7 +158,7 @@ function rawBytes(fields: unknown[]): number {
  * read with the given caps, then `after` statements (results ignored; COMMIT of an open
  * block), all before one Sync. An error skips everything after it up to the Sync.
  */
-export class PipelinedStatement extends EventEmitter {
+class PipelinedStatement extends EventEmitter {
   private readonly result: PgResult;
   private readonly kept: unknown[][] = [];
   private seen = 0;

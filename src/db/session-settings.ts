@@ -72,7 +72,7 @@ function settingsText(keys: readonly number[], local: boolean, withStrings: bool
 const ALL = NAMES.map((_, i) => i);
 
 /** Every setting, transaction-local: a call's settings where no base can be trusted. */
-export function allSettingsStep(values: CallSettings): PipelineStep {
+function allSettingsStep(values: CallSettings): PipelineStep {
   return {
     text: settingsText(ALL, true, true),
     values: NAMES.map(([key]) => values[key]),

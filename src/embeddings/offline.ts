@@ -44,7 +44,7 @@ export const OFFLINE_STOP_WORDS: readonly string[] = [
 const STOP = new Set(OFFLINE_STOP_WORDS);
 
 /** A whole word counts fully; each of its trigrams counts this much. */
-export const TRIGRAM_WEIGHT = 0.35;
+const TRIGRAM_WEIGHT = 0.35;
 
 export function offlineWords(text: string): string[] {
   return text

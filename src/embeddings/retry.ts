@@ -12,7 +12,7 @@ export interface RetryOptions {
   signal?: AbortSignal;
 }
 
-export const waitFor = (ms: number, signal?: AbortSignal): Promise<void> =>
+const waitFor = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
     signal?.addEventListener(

@@ -11,7 +11,7 @@ import type { OriginPolicy } from './origin.js';
 import { isApiPath } from './security-headers.js';
 
 /** Request headers a browser MCP client sends (the CORS-safelisted ones need no mention). */
-export const CORS_ALLOWED_HEADERS = [
+const CORS_ALLOWED_HEADERS = [
   'Authorization',
   'Content-Type',
   'Accept',
@@ -23,7 +23,7 @@ export const CORS_ALLOWED_HEADERS = [
 ];
 
 /** Response headers such a client must be able to read. */
-export const CORS_EXPOSED_HEADERS = [
+const CORS_EXPOSED_HEADERS = [
   'Mcp-Session-Id',
   'MCP-Protocol-Version',
   'WWW-Authenticate',

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { canonicalResource } from '../auth/oauth/resource-uri.js';
 import { challenge, type ChallengeKind } from './challenge.js';
 
-export const PRM_WELL_KNOWN = '/.well-known/oauth-protected-resource';
+const PRM_WELL_KNOWN = '/.well-known/oauth-protected-resource';
 
 export interface OAuthDiscoveryOptions {
   /** The MCP endpoint's path (/mcp). */

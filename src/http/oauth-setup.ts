@@ -14,7 +14,7 @@ export interface HttpOAuthDeps {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
-export function oauthEnabled(config: Config): boolean {
+function oauthEnabled(config: Config): boolean {
   const oauth = config.auth.oauth;
   return (
     oauth.authorizationServers.length > 0 ||

@@ -48,7 +48,7 @@ type Check = (
 >;
 
 /** Whether any limit is configured at all. */
-export function rateLimitsEnabled(settings: RateLimitSettings): boolean {
+function rateLimitsEnabled(settings: RateLimitSettings): boolean {
   return settings.requestsPerMinute !== null || Object.keys(settings.routes).length > 0;
 }
 
@@ -92,7 +92,7 @@ export function budgetFor(
 }
 
 /** Whose budget a request spends: the authenticated user, else the client address. */
-export function callerKey(req: FastifyRequest): string {
+function callerKey(req: FastifyRequest): string {
   const { principal } = req;
   if (principal.kind !== 'anonymous' && principal.userId !== null) {
     const tenant = principal.tenantId === null ? '' : `${principal.tenantId}/`;

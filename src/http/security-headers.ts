@@ -2,7 +2,7 @@
 // to scripts, so nothing of it may be sniffed into HTML, framed, leak a Referer or be cached.
 import type { FastifyInstance } from 'fastify';
 
-export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',

@@ -24,7 +24,7 @@ export const WEB_CSP = [
   "object-src 'none'",
 ].join('; ');
 
-export const WEB_HEADERS: Readonly<Record<string, string>> = {
+const WEB_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': WEB_CSP,
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',

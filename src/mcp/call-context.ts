@@ -20,23 +20,9 @@ export interface ContextInput {
   clientCapabilities: Record<string, unknown>;
   /** Provided by the modern era (input-required rounds); the legacy era asks the client directly. */
   requestInput?: CallContext['requestInput'];
-  /** The modern era's round number: above 0 when resumed from a verified requestState. */
-  round?: number;
-  /** What a composition adds to the context (the conformance fixture server); pgmcp adds nothing. */
-  extend?: ContextExtender;
   /** Several databases: the session's choice among them. */
   database?: DatabaseChoice;
 }
-
-/** What an extender may learn of the request behind a context. */
-export interface RequestHandle {
-  /** The modern era's round: above 0 when resumed from a verified requestState; else 0. */
-  readonly round: number;
-  /** Legacy SSE polling: close the request's connection, keeping its stream for resumption. */
-  disconnect(retryMs?: number): boolean;
-}
-
-export type ContextExtender = (ctx: CallContext, request: RequestHandle) => CallContext;
 
 export interface BuiltContext {
   ctx: CallContext;
@@ -85,12 +71,8 @@ export function buildContext(input: ContextInput): BuiltContext {
     timing: (stage, durationMs) => channel.timing?.(stage, durationMs),
     ...(input.database ? { database: input.database } : {}),
   };
-  const request: RequestHandle = {
-    round: input.round ?? 0,
-    disconnect: (retryMs) => (done ? false : (channel.disconnect?.(retryMs) ?? false)),
-  };
   return {
-    ctx: input.extend ? input.extend(ctx, request) : ctx,
+    ctx,
     finish() {
       done = true;
     },

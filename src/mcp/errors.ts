@@ -9,7 +9,7 @@ import type { Era } from './dispatcher.js';
 import { RpcCodes, RpcError, type JsonRpcErrorObject } from './jsonrpc.js';
 
 /** Where a tool result carries its error's code, SQLSTATE and fields for clients. */
-export const ERROR_META_KEY = 'pgmcp/error';
+const ERROR_META_KEY = 'pgmcp/error';
 
 /**
  * -32001 for a caller without the identity a tool, resource or prompt needs. (HTTP

@@ -63,7 +63,7 @@ export type Delivery =
  * MCP-Protocol-Version header, so a broken _meta is judged by modern rules) or when its
  * _meta names a protocol version; otherwise legacy.
  */
-export function eraOf(params: Record<string, unknown> | undefined, knownEra?: Era): Era {
+function eraOf(params: Record<string, unknown> | undefined, knownEra?: Era): Era {
   if (knownEra) return knownEra;
   const meta = params?.['_meta'];
   return isObject(meta) && META_PROTOCOL_VERSION in meta ? 'modern' : 'legacy';

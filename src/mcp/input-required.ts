@@ -69,7 +69,7 @@ export function openRound(
 }
 
 /** Whether a client's answer has the shape of a result for that kind of request. */
-export function answerFits(request: InputRequest, answer: unknown): boolean {
+function answerFits(request: InputRequest, answer: unknown): boolean {
   if (!isObject(answer)) return false;
   switch (request.method) {
     case 'elicitation/create':

@@ -26,8 +26,6 @@ export type JsonRpcResponse =
   | { jsonrpc: '2.0'; id: JsonRpcId | null; result: Record<string, unknown> }
   | { jsonrpc: '2.0'; id: JsonRpcId | null; error: JsonRpcErrorObject };
 
-export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
-
 export const RpcCodes = {
   PARSE_ERROR: -32700,
   INVALID_REQUEST: -32600,

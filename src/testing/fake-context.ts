@@ -26,17 +26,6 @@ export interface RecordedLog {
   at: number;
 }
 
-/**
- * Members the conformance fixture server adds to a CallContext (test/conformance/serve.ts); the
- * fixtures read them through extrasOf(ctx). Core's CallContext has neither.
- */
-export interface FakeContextExtras {
-  readonly resumedFromState: boolean;
-  disconnectStream(retryMs?: number): boolean;
-}
-
-export type FakeCallContext = CallContext & FakeContextExtras;
-
 export interface FakeContextOptions {
   principal?: Principal;
   /** Client capabilities; default: elicitation, sampling and roots. */
@@ -44,20 +33,14 @@ export interface FakeContextOptions {
   /** Answers by input-request key, as `inputResponses` would carry them. */
   answers?: Readonly<Record<string, unknown>>;
   signal?: AbortSignal;
-  /** What ctx.resumedFromState reports (default false). */
-  resumedFromState?: boolean;
-  /** Whether ctx.disconnectStream succeeds (default true). */
-  canDisconnect?: boolean;
 }
 
 export interface FakeContext {
-  ctx: FakeCallContext;
+  ctx: CallContext;
   progress: RecordedProgress[];
   logs: RecordedLog[];
   /** Every requestInput call that passed the capability check, in order. */
   inputRequests: Array<Record<string, InputRequest>>;
-  /** The retry hints of every disconnectStream call. */
-  disconnects: Array<number | undefined>;
 }
 
 export const ALL_INPUT_CAPABILITIES: readonly string[] = ['elicitation', 'sampling', 'roots'];
@@ -68,12 +51,10 @@ export function createFakeContext(options: FakeContextOptions = {}): FakeContext
   const progress: RecordedProgress[] = [];
   const logs: RecordedLog[] = [];
   const inputRequests: Array<Record<string, InputRequest>> = [];
-  const disconnects: Array<number | undefined> = [];
 
-  const ctx: FakeCallContext = {
+  const ctx: CallContext = {
     principal: options.principal ?? ANONYMOUS,
     signal: options.signal ?? new AbortController().signal,
-    resumedFromState: options.resumedFromState ?? false,
     progress(value, total, message) {
       progress.push({ progress: value, total, message, at: performance.now() });
     },
@@ -81,10 +62,6 @@ export function createFakeContext(options: FakeContextOptions = {}): FakeContext
       logs.push({ level, data, logger, at: performance.now() });
     },
     clientSupports: (capability) => capabilities.has(capability),
-    disconnectStream(retryMs) {
-      disconnects.push(retryMs);
-      return options.canDisconnect ?? true;
-    },
     requestInput<K extends string>(requests: Record<K, InputRequest>): Promise<Record<K, unknown>> {
       const entries = Object.entries(requests) as Array<[K, InputRequest]>;
       for (const [, request] of entries) {
@@ -112,7 +89,7 @@ export function createFakeContext(options: FakeContextOptions = {}): FakeContext
       return Promise.resolve(result);
     },
   };
-  return { ctx, progress, logs, inputRequests, disconnects };
+  return { ctx, progress, logs, inputRequests };
 }
 
 export interface ReplayOutcome<T> {
@@ -126,10 +103,11 @@ export interface ReplayOutcome<T> {
 /**
  * Run `handler` as the modern era would: each time it stops on unanswered input, answer the
  * pending requests with `respond` and run it again from the start with everything gathered so
- * far. Gives up after `maxRounds` rounds.
+ * far (`round`: 0 for the first run, then 1, 2, … as a resumed requestState would count).
+ * Gives up after `maxRounds` rounds.
  */
 export async function replayUntilComplete<T>(
-  handler: (ctx: FakeCallContext) => Promise<T>,
+  handler: (ctx: CallContext, round: number) => Promise<T>,
   respond: (key: string, request: InputRequest) => unknown,
   options: Omit<FakeContextOptions, 'answers'> & { maxRounds?: number } = {},
 ): Promise<ReplayOutcome<T>> {
@@ -137,9 +115,9 @@ export async function replayUntilComplete<T>(
   const rounds: Array<Record<string, InputRequest>> = [];
   const maxRounds = options.maxRounds ?? 10;
   for (;;) {
-    const { ctx } = createFakeContext({ ...options, answers, resumedFromState: rounds.length > 0 });
+    const { ctx } = createFakeContext({ ...options, answers });
     try {
-      return { result: await handler(ctx), rounds, answers: { ...answers } };
+      return { result: await handler(ctx, rounds.length), rounds, answers: { ...answers } };
     } catch (error) {
       if (!(error instanceof InputRequiredSignal)) throw error;
       rounds.push(error.requests);

@@ -19,7 +19,7 @@ const SAMPLES =
   'sample values of every column (password hashes included, once pg_authid is ANALYZEd)';
 
 /** Every column of the catalog known to hold credentials, by the relation it is read from. */
-export const SECRET_COLUMNS: readonly SecretColumn[] = [
+const SECRET_COLUMNS: readonly SecretColumn[] = [
   { schema: 'pg_catalog', table: 'pg_authid', column: 'rolpassword', holds: PASSWORD_HASH },
   { schema: 'pg_catalog', table: 'pg_shadow', column: 'passwd', holds: PASSWORD_HASH },
   { schema: 'pg_catalog', table: 'pg_user_mapping', column: 'umoptions', holds: MAPPING },
@@ -50,7 +50,7 @@ export const SECRET_COLUMNS: readonly SecretColumn[] = [
 const byColumn = new Map(SECRET_COLUMNS.map((c) => [`${c.schema}.${c.table}.${c.column}`, c]));
 
 /** Relations holding a secret column (a whole-row value or `*` of them carries it). */
-export const SECRET_RELATIONS: ReadonlySet<string> = new Set(
+const SECRET_RELATIONS: ReadonlySet<string> = new Set(
   SECRET_COLUMNS.map((c) => `${c.schema}.${c.table}`),
 );
 

@@ -166,7 +166,7 @@ export function createDatabaseCatalogs(
     // A routine with a parameter of its own named database is routed by the session alone.
     const argument = !('database' in properties);
     const inputSchema: JsonSchema = argument
-      ? withDatabaseArgument(first.inputSchema, holders)
+      ? withDatabaseArgument(first.inputSchema)
       : first.inputSchema;
     return {
       ...first,

@@ -77,7 +77,7 @@ export async function onTarget<T>(
  * list is the same for every caller, and a caller limited to some databases must not learn
  * the others' names from it (list_database_connections shows a caller its own).
  */
-export function withDatabaseArgument(schema: JsonSchema, _names?: readonly string[]): JsonSchema {
+export function withDatabaseArgument(schema: JsonSchema): JsonSchema {
   const properties = (schema['properties'] as Record<string, unknown> | undefined) ?? {};
   return {
     ...schema,
@@ -125,7 +125,6 @@ export function registerDatabaseRouting(
   directory: DatabaseDirectory,
   options: DatabaseRoutingOptions,
 ): void {
-  const names = directory.targets.map((t) => t.name);
   const model = directory.get(directory.defaultName)!.registry;
   const gate = (name: string): Pick<ToolSpec, 'allows' | 'requiredRoles'> => {
     const roles = options.toolRoles?.[name] ?? [];
@@ -155,7 +154,7 @@ export function registerDatabaseRouting(
     registry.addTool({
       ...spec,
       ...gate(name),
-      inputSchema: withDatabaseArgument(spec.inputSchema, names),
+      inputSchema: withDatabaseArgument(spec.inputSchema),
       ...(name === 'query_database' && spec.outputSchema !== undefined
         ? { outputSchema: withSelectedDatabase(spec.outputSchema)! }
         : {}),

@@ -50,7 +50,7 @@ const unrestricted = (principal: Principal): boolean =>
   principal.kind === 'anonymous' || principal.kind === 'local';
 
 /** Whose selection a REST request or a sessionless MCP request reads and sets. */
-export function callerKey(principal: Principal): string {
+function callerKey(principal: Principal): string {
   if (principal.kind === 'anonymous') return 'anonymous';
   if (principal.kind === 'token') return `token:${principal.tokenId ?? principal.userId ?? ''}`;
   return `${principal.kind}:${principal.userId ?? ''}`;

@@ -1,7 +1,7 @@
 // Rows as tab-separated text for models: a header line, NULL as an empty field, and
 // tabs, newlines and backslashes escaped so every row stays on one line.
 
-export function tsvValue(value: unknown): string {
+function tsvValue(value: unknown): string {
   if (value === null || value === undefined) return '';
   let text: string;
   if (typeof value === 'string') text = value;

@@ -53,7 +53,7 @@ const LOCAL_MAPPING: ClaimMapping = {
 
 const PKCE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
-export function invalidGrant(message: string): AppError {
+function invalidGrant(message: string): AppError {
   return new AppError(ErrorCodes.OAUTH_INVALID_GRANT, message, { category: 'input' });
 }
 

@@ -145,7 +145,7 @@ export function remoteKeyLoader(
   };
 }
 
-export function metadataUrls(issuer: string): string[] {
+function metadataUrls(issuer: string): string[] {
   const url = new URL(issuer);
   const path = url.pathname.replace(/\/$/, '');
   return [

@@ -24,7 +24,7 @@ import { audienceMatches } from './resource-uri.js';
 export type OAuthSettings = Config['auth']['oauth'];
 
 /** Asymmetric algorithms only: a key fetched from a JWKS is public, never an HMAC secret. */
-export const ACCEPTED_ALGORITHMS = [
+const ACCEPTED_ALGORITHMS = [
   'RS256',
   'RS384',
   'RS512',

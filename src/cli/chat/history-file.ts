@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 
 export const HISTORY_SIZE = 1000;
 
-export function configDir(env: NodeJS.ProcessEnv): string {
+function configDir(env: NodeJS.ProcessEnv): string {
   const base =
     env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME !== ''
       ? env.XDG_CONFIG_HOME

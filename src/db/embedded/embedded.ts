@@ -46,7 +46,7 @@ const DEFAULT_START_TIMEOUT_MS = 60_000;
 // for a short-lived admin command (`pgmcp token|user`) reaching the running database
 // (db/embedded/attach.ts). Every connection shares PGlite's one session; the socket server runs
 // one connection's transaction to its end before it serves another.
-export const MAX_CONNECTIONS = 3;
+const MAX_CONNECTIONS = 3;
 const STOP_GRACE_MS = 3_000;
 // Crash-loop guard for automatic restarts: more than this many failures within the window
 // means something is wrong with the directory or the installation, not a one-off crash.

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 export const SOCKET_PORT = 5432;
 export const SOCKET_FILE_NAME = `.s.PGSQL.${SOCKET_PORT}`;
 
-export function maxSocketPathBytes(platform: NodeJS.Platform = process.platform): number {
+function maxSocketPathBytes(platform: NodeJS.Platform = process.platform): number {
   return platform === 'linux' ? 107 : 103;
 }
 

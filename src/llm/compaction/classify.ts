@@ -25,7 +25,7 @@ export interface Classification {
 }
 
 /** Tools whose results describe the database's structure. */
-export const SCHEMA_TOOLS = new Set([
+const SCHEMA_TOOLS = new Set([
   'get_schema_info',
   'describe_relations',
   'search_columns',

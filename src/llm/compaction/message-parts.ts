@@ -118,7 +118,7 @@ function errorFlag(output: unknown): boolean {
 }
 
 /** A tool output as text: the MCP-like `{text}`, the AI SDK's `{type, value}`, content blocks. */
-export function outputText(output: unknown): string {
+function outputText(output: unknown): string {
   if (typeof output === 'string') return output;
   if (Array.isArray(output)) return output.map(outputText).join('\n');
   if (!isRecord(output)) return output === undefined || output === null ? '' : String(output);

@@ -8,7 +8,7 @@ import type { CallContext, DatabaseChoice, LogLevel } from '../../core/specs.js'
 import type { Signer } from '../../core/signed.js';
 import type { DatabaseDirectory } from '../../tools/databases.js';
 import type { Registry } from '../../tools/registry.js';
-import { buildContext, progressTokenOf, type ContextExtender } from '../call-context.js';
+import { buildContext, progressTokenOf } from '../call-context.js';
 import type { RequestChannel } from '../channel.js';
 import { authRequired, forbidden, protocolErrorOf } from '../errors.js';
 import {
@@ -35,8 +35,6 @@ export interface FeatureOptions {
    * is listed, so an agent can find it and be asked to authenticate, and use is checked.
    */
   filterByAccess?: boolean;
-  /** Test compositions only (the conformance fixture server): adds to each CallContext. */
-  extendContext?: ContextExtender;
   /** Several configured databases: each call learns the session's selection through its context. */
   databases?: Pick<DatabaseDirectory, 'selectFor'>;
   /** Where a tool answer that does not match its outputSchema is reported (with a reference). */
@@ -218,8 +216,6 @@ export function createShared(options: FeatureOptions): Shared {
         logLevel: scope.logLevel,
         clientCapabilities: scope.clientCapabilities,
         requestInput: round ? modernRequestInput(round, scope.clientCapabilities) : undefined,
-        round: round?.round,
-        extend: options.extendContext,
         ...(options.databases ? { database: databaseChoice(options.databases, scope) } : {}),
       });
       try {

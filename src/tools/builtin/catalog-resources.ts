@@ -16,7 +16,7 @@ export interface CatalogTemplateDeps {
   statementTimeoutMs: number;
 }
 
-export const SCHEMA_TEMPLATE = 'pg://schema/{schema}';
+const SCHEMA_TEMPLATE = 'pg://schema/{schema}';
 export const TABLE_TEMPLATE = 'pg://table/{schema}/{table}';
 
 function prefixed(values: Iterable<string>, prefix: string): string[] {
@@ -25,7 +25,7 @@ function prefixed(values: Iterable<string>, prefix: string): string[] {
 }
 
 /** Schema names for completion: visible schemas that hold at least one relation. */
-export async function completeSchema(catalog: Catalog, value: string): Promise<string[]> {
+async function completeSchema(catalog: Catalog, value: string): Promise<string[]> {
   const snapshot = await catalog.snapshot();
   return prefixed(
     snapshot.schemas.filter((s) => snapshot.relationsOf(s.name).length > 0).map((s) => s.name),
@@ -34,7 +34,7 @@ export async function completeSchema(catalog: Catalog, value: string): Promise<s
 }
 
 /** Table names for completion, within `schema` when one was entered. */
-export async function completeTable(
+async function completeTable(
   catalog: Catalog,
   value: string,
   schema: string | undefined,

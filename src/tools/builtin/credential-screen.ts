@@ -17,7 +17,7 @@ import type { GuardResult } from '../sql-guard.js';
 import { mentionsSecret } from './policy-judge.js';
 
 /** How long the suspect names are trusted before they are worked out again. */
-export const SCREEN_TTL_MS = 30_000;
+const SCREEN_TTL_MS = 30_000;
 
 const USER = `NOT IN ('pg_catalog', 'information_schema')`;
 
@@ -94,7 +94,7 @@ async function bodiesOf(
 }
 
 /** Names (lower case) of the views and functions that may read credentials. */
-export async function suspectNames(lookup: Lookup): Promise<Set<string>> {
+async function suspectNames(lookup: Lookup): Promise<Set<string>> {
   const suspects = new Set<string>();
   const views = await bodiesOf(lookup, VIEWS_SQL, VIEW_BODIES_SQL);
   const functions = await bodiesOf(lookup, FUNCTIONS_SQL, FUNCTION_BODIES_SQL);

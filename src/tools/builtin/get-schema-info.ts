@@ -24,10 +24,10 @@ export interface SchemaInfoOptions {
   tableListThreshold?: number;
 }
 
-export const SUMMARY_THRESHOLD = 300;
-export const TABLE_LIST_THRESHOLD = 2_000;
+const SUMMARY_THRESHOLD = 300;
+const TABLE_LIST_THRESHOLD = 2_000;
 /** Rows of a summary or table list; beyond this the answer says how many were left out. */
-export const LIST_LIMIT = 500;
+const LIST_LIMIT = 500;
 
 function leftOut(total: number, what: string): string[] {
   if (total <= LIST_LIMIT) return [];

@@ -19,7 +19,7 @@ export function tryParse(sql: string): Parsed {
 const POSITION_KEY = /^(location|stmt_location|stmt_len)$|_location$|_start$|_end$/;
 
 /** The tree without text positions, for comparing what two texts mean. */
-export function withoutPositions(node: unknown): unknown {
+function withoutPositions(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withoutPositions);
   if (typeof node !== 'object' || node === null) return node;
   const out: Record<string, unknown> = {};

@@ -24,7 +24,7 @@ import type { CallSession, Lookup } from '../../db/call-session.js';
 import type { AccessPolicy } from '../access-policy.js';
 import type { Masks } from './query-policy.js';
 
-export const POLICY_CACHE_TTL_MS = 60_000;
+const POLICY_CACHE_TTL_MS = 60_000;
 /** Remembered answers (and statements) per role, the oldest dropped first. */
 const MAX_ENTRIES = 2_000;
 
@@ -48,7 +48,7 @@ const GENERATION_SQL = `SELECT pg_catalog.sum(g.n)::text AS generation FROM pgmc
  * those the remembered answers were read under. The cast of a non-constant CASE is evaluated at
  * run time, never folded by the planner.
  */
-export const UNCHANGED_SQL = `SELECT (CASE
+const UNCHANGED_SQL = `SELECT (CASE
   WHEN (SELECT pg_catalog.sum(g.n) FROM pgmcp_watch.generation g)::text = $1
    AND pg_catalog.current_schemas(true)::text = $2
   THEN '0' ELSE 'pgmcp: the catalog changed' END)::int4 AS unchanged`;

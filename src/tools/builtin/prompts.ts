@@ -99,7 +99,7 @@ function keysAndIndexes(rel: RelationDescriptor, withIndexes = true): string[] {
 }
 
 /** Completion of a comma-separated table list: the last item is completed, the rest kept. */
-export async function completeTableList(catalog: Catalog, value: string): Promise<string[]> {
+async function completeTableList(catalog: Catalog, value: string): Promise<string[]> {
   const snapshot = await catalog.snapshot();
   const cut = value.lastIndexOf(',');
   const head = cut === -1 ? '' : `${value.slice(0, cut + 1)} `;

@@ -29,7 +29,7 @@ export interface FormatOptions {
 const WRITE_COMMANDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
 
 /** The result's columns, and which of them are masked. */
-export async function describeColumns(
+async function describeColumns(
   lookup: Lookup,
   result: PipelineResult,
   masks: Masks,

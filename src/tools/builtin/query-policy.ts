@@ -35,7 +35,7 @@ export interface Masks {
   statement?: string;
 }
 
-export const NO_MASKS: Masks = { attrs: new Set(), referenced: false, computed: null };
+const NO_MASKS: Masks = { attrs: new Set(), referenced: false, computed: null };
 
 const judges = new WeakMap<AccessPolicy, Judge>();
 function judgeOf(policy: AccessPolicy): Judge {

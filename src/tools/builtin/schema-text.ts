@@ -65,7 +65,7 @@ export const TABLE_LIST_COLUMNS = [
 const yes = (flag: boolean): string => (flag ? 'YES' : 'NO');
 
 /** `schema.table(column)` targets of the foreign keys this column takes part in. */
-export function foreignKeyRefs(rel: RelationDescriptor, column: string): string[] {
+function foreignKeyRefs(rel: RelationDescriptor, column: string): string[] {
   const refs: string[] = [];
   for (const fk of rel.foreignKeys) {
     const at = fk.columns.indexOf(column);
@@ -75,7 +75,7 @@ export function foreignKeyRefs(rel: RelationDescriptor, column: string): string[
   return refs;
 }
 
-export function tableDescription(rel: RelationDescriptor): string {
+function tableDescription(rel: RelationDescriptor): string {
   const parts: string[] = [];
   if (rel.comment) parts.push(rel.comment);
   if (rel.kind === 'partitioned_table') {
@@ -92,21 +92,21 @@ export function tableDescription(rel: RelationDescriptor): string {
   return parts.join(' ');
 }
 
-export function columnDescription(column: ColumnDescriptor): string {
+function columnDescription(column: ColumnDescriptor): string {
   const parts: string[] = [];
   if (column.comment) parts.push(column.comment);
   if (column.masked) parts.push('[values masked]');
   return parts.join(' ');
 }
 
-export function defaultText(column: ColumnDescriptor): string {
+function defaultText(column: ColumnDescriptor): string {
   if (column.generated) {
     return `GENERATED ALWAYS AS (${column.generated.expression})${column.generated.kind === 'stored' ? ' STORED' : ''}`;
   }
   return column.default ?? '';
 }
 
-export function identityText(column: ColumnDescriptor): string {
+function identityText(column: ColumnDescriptor): string {
   return column.identity === 'always'
     ? 'ALWAYS'
     : column.identity === 'by_default'
@@ -151,7 +151,7 @@ export function fullRows(relations: readonly RelationDescriptor[]): string[][] {
 }
 
 /** `keys` of the compact layout: PK, UNIQUE, FK schema.table(column), INDEXED. */
-export function keysText(rel: RelationDescriptor, column: ColumnDescriptor): string {
+function keysText(rel: RelationDescriptor, column: ColumnDescriptor): string {
   const keys: string[] = [];
   if (column.isPrimaryKey) keys.push('PK');
   else if (column.isUnique) keys.push('UNIQUE');

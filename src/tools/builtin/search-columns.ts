@@ -3,14 +3,6 @@
 // full-text recall. Found from the catalog: by type, by naming convention, by comment.
 import type { ColumnDescriptor, RelationDescriptor } from '../../catalog/index.js';
 
-export interface SearchColumns {
-  vector: ColumnDescriptor;
-  /** Null when the table has no usable (visible, unmasked) text column. */
-  text: ColumnDescriptor | null;
-  /** A tsvector column; null: to_tsvector over the text column is computed per row. */
-  tsvector: ColumnDescriptor | null;
-}
-
 const TEXT_TYPES = /^(text|character varying|varchar|character|char|citext)\b/;
 const TEXT_NAMES = [
   'content',
@@ -27,7 +19,7 @@ const TEXT_NAMES = [
 ];
 const VECTOR_NAMES = /(^|_)(embedding|embeddings|vector|vec|emb)s?$/;
 
-export const isTextColumn = (c: ColumnDescriptor): boolean => TEXT_TYPES.test(c.dataType);
+const isTextColumn = (c: ColumnDescriptor): boolean => TEXT_TYPES.test(c.dataType);
 
 function mentions(comment: string | null, word: string): boolean {
   return comment !== null && new RegExp(`\\b${word.replace(/[^\w]/g, '')}\\b`, 'i').test(comment);

@@ -88,7 +88,7 @@ export function bm25(chunks: readonly string[][], query: readonly string[]): num
 }
 
 /** The constant of reciprocal rank fusion; 60 is the usual choice and rarely worth tuning. */
-export const RRF_K = 60;
+const RRF_K = 60;
 
 export function rankCandidates(
   candidates: readonly Candidate[],
@@ -123,7 +123,7 @@ export function rankCandidates(
   return ranked.filter((r) => r.score > 0).sort((a, b) => b.score - a.score);
 }
 
-export function cosine(a: readonly number[], b: readonly number[]): number {
+function cosine(a: readonly number[], b: readonly number[]): number {
   let dot = 0;
   let na = 0;
   let nb = 0;

@@ -15,7 +15,7 @@ export interface ServerResourceDeps {
 }
 
 /** Settings worth knowing when tuning or explaining a query; nothing secret or host-revealing. */
-export const SETTINGS_SHOWN: readonly string[] = [
+const SETTINGS_SHOWN: readonly string[] = [
   'server_version',
   'server_encoding',
   'client_encoding',

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import { packagePath } from '../../core/package-path.js';
 
-export const REGISTRY_SCRIPTS_DIR = packagePath('sql/registry');
+const REGISTRY_SCRIPTS_DIR = packagePath('sql/registry');
 
 export interface RegistryScript {
   version: number;
@@ -99,7 +99,7 @@ function installError(error: unknown): unknown {
 }
 
 /** Interfaces of other systems `pgmcp install --names` can add over the registry. */
-export const COMPAT_NAMES = ['pgmi'] as const;
+const COMPAT_NAMES = ['pgmi'] as const;
 export type CompatName = (typeof COMPAT_NAMES)[number];
 
 const PGMI_SCRIPT = packagePath('sql/compat/pgmi.sql');

@@ -47,7 +47,7 @@ function placeholder(types: TypeMap, oid: number, n: number): string {
 }
 
 /** A JSON argument → what node-postgres should send for type `oid`. */
-export function toParameter(types: TypeMap, oid: number, value: unknown): unknown {
+function toParameter(types: TypeMap, oid: number, value: unknown): unknown {
   if (value === null || value === undefined) return null;
   const type = resolveDomain(types, oid);
   if (!type) return value;
@@ -142,7 +142,7 @@ function columnExpr(types: TypeMap, oid: number, ref: string): string {
 }
 
 /** A value read back (text, JSON, or a driver value from CALL) → its JSON form. */
-export function fromResult(types: TypeMap, oid: number, value: unknown): unknown {
+function fromResult(types: TypeMap, oid: number, value: unknown): unknown {
   if (value === null || value === undefined) return null;
   switch (baseName(types, oid)) {
     case 'int8': {
@@ -175,7 +175,7 @@ const PM_CATEGORIES: Record<string, ErrorCategory> = {
   PM422: 'input',
 };
 
-export function routineError(derived: DerivedRoutine, error: unknown): unknown {
+function routineError(derived: DerivedRoutine, error: unknown): unknown {
   if (!isAppError(error) || error.category === 'internal') return error;
   const sqlstate = error.details?.['sqlstate'];
   if (typeof sqlstate !== 'string') return error;
@@ -198,7 +198,7 @@ export function isAuthorized(derived: DerivedRoutine, principal: Principal): boo
 }
 
 /** Refuse a caller without one of the @authorize roles, before any database work. */
-export function checkAuthorized(derived: DerivedRoutine, ctx: CallContext): void {
+function checkAuthorized(derived: DerivedRoutine, ctx: CallContext): void {
   const roles = derived.routine.annotations.authorize;
   if (roles === null || isAuthorized(derived, ctx.principal)) return;
   const anonymous = ctx.principal.kind === 'anonymous';

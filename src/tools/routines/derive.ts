@@ -7,7 +7,7 @@ import type { RoutineDescriptor } from '../../catalog/routines.js';
 import { nullable, resolveDomain, schemaForType, type TypeMap } from './type-schema.js';
 
 /** The tool-name rule of the registry (MCP: 1-128 of A-Z a-z 0-9 _ . -). */
-export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 export interface InputParameter {
   /** Property name in the arguments object. */

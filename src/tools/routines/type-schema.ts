@@ -6,7 +6,7 @@ import type { PgTypeDescriptor } from '../../catalog/routines.js';
 export type TypeMap = ReadonlyMap<number, PgTypeDescriptor>;
 
 /** A type the table cannot express (a pseudo-type such as anyelement, or an unknown oid). */
-export class UnsupportedTypeError extends Error {
+class UnsupportedTypeError extends Error {
   constructor(readonly typeName: string) {
     super(`type ${typeName} has no JSON form`);
   }
