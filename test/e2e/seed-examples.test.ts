@@ -1,9 +1,9 @@
 // The compatibility documents' own examples, as their readers copy them: every fenced or inline
 // SQL block of pgmi's documents (000, 003) runs as written against a database `pgmcp install --names
 // pgmi` prepared, and is then served by pgmcp to the official MCP client; every curl command of
-// seeds 000, 001 and 002 runs with the real curl against a running pgmcp. A block that is not a
+// documents 000, 001 and 002 runs with the real curl against a running pgmcp. A block that is not a
 // runnable example is classified below with the reason — none is dropped silently: the test
-// fails when the seeds hold a block this table does not name.
+// fails when the documents hold a block this table does not name.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -100,7 +100,7 @@ function curl(command: string): { stdout: string; stderr: string; status: number
   return { stdout: run.stdout, stderr: run.stderr, status: run.status };
 }
 
-describe.skipIf(!info)('the seeds’ examples work as written', () => {
+describe.skipIf(!info)('the compatibility documents’ examples work as written', () => {
   if (!info) {
     // Skipped (said above, on one line): the fixtures below need the database and documents.
     it('runs where the documents and PostgreSQL are present', () => undefined);
@@ -132,11 +132,11 @@ describe.skipIf(!info)('the seeds’ examples work as written', () => {
     await server?.stop();
   });
 
-  it('seed 000: every SQL example ran in psql; the DO-block test passed', () => {
+  it('document 000: every SQL example ran in psql; the DO-block test passed', () => {
     expect(notices000).toContain('Test passed');
   });
 
-  it('seed 003: every SQL example runs as written (fragments inside the block they belong in)', async () => {
+  it('document 003: every SQL example runs as written (fragments inside the block they belong in)', async () => {
     const notices = await runSqlBlocks('003', db003.url);
     expect(notices.some((n) => n.includes('Test passed'))).toBe(true);
   });
@@ -166,7 +166,7 @@ describe.skipIf(!info)('the seeds’ examples work as written', () => {
     }
   });
 
-  it('seed 000: the handlers registered in SQL are served to an MCP client', async () => {
+  it('document 000: the handlers registered in SQL are served to an MCP client', async () => {
     const client = new Client({ name: 'seed-000', version: '1.0.0' });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(server.url), {
@@ -221,7 +221,7 @@ describe.skipIf(!info)('the seeds’ examples work as written', () => {
     }
   });
 
-  it('seed 003: its handlers are served over stdio to a signed-in local user, as the runtime role', async () => {
+  it('document 003: its handlers are served over stdio to a signed-in local user, as the runtime role', async () => {
     const asRole = new URL(info!.url);
     asRole.pathname = `/${db003.name}`;
     const [script, ...args] = serveScript(['--stdio', '--database', asRole.toString()]);
@@ -307,7 +307,7 @@ describe.skipIf(!info)('the seeds’ examples work as written', () => {
     expect(version.status).toBe(400);
   });
 
-  it("seed 004: NpgsqlRest's McpOptions example loads as a pgmcp config, and imports", () => {
+  it("document 004: NpgsqlRest's McpOptions example loads as a pgmcp config, and imports", () => {
     // The Overview block: the first JSON object after the line "Overview".
     const lines = readFileSync(seedFile('004'), 'utf8').split('\n');
     const start = lines.indexOf('{', lines.indexOf('Overview'));
