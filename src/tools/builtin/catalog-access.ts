@@ -2,13 +2,16 @@
 // table or column answers as if it did not exist — also to introspection. A statement may read
 // the catalog only through relations that either hold nothing about schemas, relations and
 // columns (OPEN), or that pgmcp can filter: each of those is replaced, in the text sent, by a
-// subquery over the same relation without the rows of denied objects (FILTERED). Every other
-// catalog relation is refused. Functions and casts that turn a name or an oid into what the
-// catalog knows of it (regclass casts, to_regclass, pg_relation_size, obj_description,
-// has_table_privilege …) are allowed only on a constant name of a visible object; a denied one
-// gets the error a missing one gets. Definitions of views, rules, constraints and functions are
-// refused (pg_get_viewdef, pg_views …) or blanked (pg_proc's bodies): text that can name
-// anything. docs/security.md, "The system catalog", says what is filtered, open and refused.
+// subquery over the same relation without the rows of denied objects (FILTERED); a name that
+// refers to a CTE is the CTE (cte-scope.ts). Every other catalog relation is refused. Functions
+// and casts that turn a name or an oid into what the catalog knows of it (regclass casts,
+// pg_relation_size, obj_description, has_table_privilege …) are allowed only on a constant
+// name of a visible object; a denied one gets the error a missing one gets, and to_regclass
+// (to_regtype, to_regnamespace) of one answers NULL as for a missing one. Error positions are
+// counted back into the caller's text (sent-text.ts). Definitions of views, rules, constraints
+// and functions are refused (pg_get_viewdef, pg_views …) or blanked (pg_proc's bodies): text
+// that can name anything. docs/security.md, "The system catalog", says what is filtered, open
+// and refused.
 import { scanSync } from 'libpg-query';
 import type { Lookup } from '../../db/call-session.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
