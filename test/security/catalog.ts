@@ -3,7 +3,8 @@
 // probed on every deployment: database.access (the table {{s}}.vault, the column
 // {{s}}.staff.salary) and pgmcp's state schema `pgmcp` in the served database (the embedded
 // database's real one; on PostgreSQL a stand-in with the same name, which the server denies as
-// it would the real one). Every entry must be refused, or answer that the object does not exist.
+// it would the real one). Every entry must be refused, or answer that the object does not exist
+// (an error, no rows, or NULL from to_regclass and the like).
 import type { CorpusEntry, Held } from './corpus.js';
 import type { LegitEntry } from './legit.js';
 
@@ -36,6 +37,7 @@ export function stateStandInSql(role: string | null): string {
 
 const REFUSED: Held = { kind: 'refused' };
 const NONE: Held = { kind: 'value', value: 0 };
+const YES: Held = { kind: 'value', value: true };
 const CAT = 'catalog introspection';
 
 function q(name: string, query: string, held: Held = REFUSED): CorpusEntry {
@@ -174,10 +176,16 @@ export const CATALOG_ENTRIES: readonly CorpusEntry[] = [
   q('pg_class oids cast to regclass', 'SELECT oid::regclass FROM pg_class'),
   q('a regtype cast of a row type', "SELECT 'pgmcp.tokens'::regtype"),
   q('a regnamespace cast', "SELECT 'pgmcp'::regnamespace"),
-  q('to_regclass', `SELECT to_regclass('${S}.vault') IS NULL`),
-  q('to_regclass of a state table', "SELECT to_regclass('pgmcp.tokens') IS NULL"),
-  q('to_regnamespace', "SELECT to_regnamespace('pgmcp') IS NULL"),
-  q('to_regtype', "SELECT to_regtype('pgmcp.tokens') IS NULL"),
+  // Lookups that answer NULL for a missing name answer NULL for a denied one.
+  q('to_regclass', `SELECT to_regclass('${S}.vault') IS NULL`, YES),
+  q('to_regclass of a state table', "SELECT to_regclass('pgmcp.tokens') IS NULL", YES),
+  q('to_regnamespace', "SELECT to_regnamespace('pgmcp') IS NULL", YES),
+  q('to_regtype', "SELECT to_regtype('pgmcp.tokens') IS NULL", YES),
+  q(
+    'to_regclass: a denied name and a missing one alike',
+    `SELECT to_regclass('${S}.vault') IS NOT DISTINCT FROM to_regclass('${S}.no_such_table')`,
+    YES,
+  ),
   q('pg_relation_size', `SELECT pg_relation_size('${S}.vault')`),
   q('pg_total_relation_size of a state table', "SELECT pg_total_relation_size('pgmcp.tokens')"),
   q(
@@ -266,6 +274,16 @@ export const CATALOG_LEGIT: readonly LegitEntry[] = [
     'key columns through information_schema',
     `SELECT string_agg(column_name, ',') FROM information_schema.key_column_usage WHERE table_schema = '${S}' AND table_name = 'sentinel'`,
     'id',
+  ),
+  legit(
+    'a CTE named like a catalog relation',
+    'WITH pg_class AS (SELECT 7 AS x) SELECT x FROM pg_class',
+    7,
+  ),
+  legit(
+    'whether a table exists, through to_regclass',
+    `SELECT to_regclass('${S}.sentinel') IS NOT NULL AND to_regclass('${S}.no_such_table') IS NULL`,
+    true,
   ),
   legit(
     'has_table_privilege of an allowed table',

@@ -2,21 +2,26 @@
 // table or column answers as if it did not exist — also to introspection. A statement may read
 // the catalog only through relations that either hold nothing about schemas, relations and
 // columns (OPEN), or that pgmcp can filter: each of those is replaced, in the text sent, by a
-// subquery over the same relation without the rows of denied objects (FILTERED). Every other
-// catalog relation is refused. Functions and casts that turn a name or an oid into what the
-// catalog knows of it (regclass casts, to_regclass, pg_relation_size, obj_description,
-// has_table_privilege …) are allowed only on a constant name of a visible object; a denied one
-// gets the error a missing one gets. Definitions of views, rules, constraints and functions are
-// refused (pg_get_viewdef, pg_views …) or blanked (pg_proc's bodies): text that can name
-// anything. docs/security.md, "The system catalog", says what is filtered, open and refused.
+// subquery over the same relation without the rows of denied objects (FILTERED); a name that
+// refers to a CTE is the CTE (cte-scope.ts). Every other catalog relation is refused. Functions
+// and casts that turn a name or an oid into what the catalog knows of it (regclass casts,
+// pg_relation_size, obj_description, has_table_privilege …) are allowed only on a constant
+// name of a visible object; a denied one gets the error a missing one gets, and to_regclass
+// (to_regtype, to_regnamespace) of one answers NULL as for a missing one. Error positions are
+// counted back into the caller's text (sent-text.ts). Definitions of views, rules, constraints
+// and functions are refused (pg_get_viewdef, pg_views …) or blanked (pg_proc's bodies): text
+// that can name anything. docs/security.md, "The system catalog", says what is filtered, open
+// and refused.
 import { scanSync } from 'libpg-query';
 import type { Lookup } from '../../db/call-session.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import { nameMatcher } from '../../core/glob.js';
 import { quoteIdent } from '../../core/sql.js';
 import type { Judge } from './policy-judge.js';
+import { relationUses, writtenName, type RelationUse } from './cte-scope.js';
 import { nameParts, tryParse, visitNodes } from './parse-tree.js';
 import type { ResolvedRelation } from './relation-access.js';
+import { characters, type Replacement } from './sent-text.js';
 
 const SYSTEM = new Set(['pg_catalog', 'information_schema']);
 
@@ -390,6 +395,28 @@ export function splitName(text: string): string[] | null {
 interface Use {
   /** Where the use is (for refusals): the statement, or a view or function. */
   label: string;
+  /**
+   * to_regclass, to_regtype and to_regnamespace answer NULL for a missing name: the statement
+   * can be sent with a NULL argument where the name is denied (a view's or function's body
+   * cannot, and its calls are judged like casts).
+   */
+  lookups: boolean;
+}
+
+/** Functions that answer NULL for a name that names nothing, and what they name. */
+const LOOKUPS: Record<string, 'rel' | 'type' | 'schema'> = {
+  to_regclass: 'rel',
+  to_regtype: 'type',
+  to_regnamespace: 'schema',
+};
+
+/** A call of one of LOOKUPS on a constant name: answered NULL when the name is denied. */
+interface NameLookup {
+  kind: 'rel' | 'type' | 'schema';
+  /** The name as written in the constant, resolved by the same function PostgreSQL calls. */
+  text: string;
+  /** Byte offset of the call in the statement. */
+  location: number;
 }
 
 /** What a statement's text asks of the catalog, collected from its tree. */
@@ -398,10 +425,11 @@ interface Wants {
   schemas: string[];
   types: { parts: string[]; text: string }[];
   columns: { rel: string[]; column: string | number }[];
+  lookups: NameLookup[];
 }
 
 function collect(tree: unknown, use: Use): Wants {
-  const wants: Wants = { rels: [], schemas: [], types: [], columns: [] };
+  const wants: Wants = { rels: [], schemas: [], types: [], columns: [], lookups: [] };
   const judgeConstant = (c: Constant | null, kind: Arg, what: string): string[] | null => {
     if (!c)
       throw refuse(
@@ -446,6 +474,17 @@ function collect(tree: unknown, use: Use): Wants {
         throw refuse(
           `Refused: ${use.label}calls ${name}, which can show or name what the access policy hides (a definition, or the object behind an oid). ${ALTERNATIVE}.`,
         );
+      const lookup = LOOKUPS[name];
+      const only = args.length === 1 ? constantOf(args[0]) : null;
+      const location = (call as { location?: number }).location;
+      if (use.lookups && lookup && only && !only.numeric && !only.cast && location !== undefined) {
+        // PostgreSQL resolves the name; a denied one is then sent as NULL (checkCatalog).
+        wants.lookups.push({ kind: lookup, text: only.text, location });
+        const arg = args[0];
+        if (arg && typeof arg === 'object' && 'TypeCast' in arg)
+          judged.add((arg as { TypeCast: object }).TypeCast);
+        return;
+      }
       const shapes = NAMING[name] ?? (STAT_FUNCTION.test(name) ? REL1 : undefined);
       if (!shapes) return;
       const shape = shapes.find((s) => s.length === args.length);
@@ -690,21 +729,22 @@ export async function checkCatalogInBody(
     if (!SYSTEM.has(rel.schema) || OPEN.has(catalogName(rel))) continue;
     throw refuseRelation(rel, label);
   }
-  const wants = collect(tree, { label });
+  const wants = collect(tree, { label, lookups: false });
   let facts: Promise<Facts> | null = null;
   await judgeWants(lookup, wants, () => (facts ??= readFacts(lookup, judge)));
 }
 
-interface RangeVarAt {
-  schema: string | null;
-  name: string;
-  alias: string | null;
-  location: number;
+/** The statement to send instead of the caller's, and where it differs from it. */
+export interface SentStatement {
+  text: string;
+  /** In the caller's characters, in text order: for error positions (sent-text.ts). */
+  replacements: Replacement[];
 }
 
 /**
  * Under an active policy: refuses what reads the catalog in a way the policy cannot filter, and
- * returns the statement to send instead when it reads filtered catalog relations (else null).
+ * returns the statement to send instead when it reads filtered catalog relations or looks up a
+ * denied name with to_regclass and the like (else null).
  */
 export async function checkCatalog(
   lookup: Lookup,
@@ -712,53 +752,86 @@ export async function checkCatalog(
   relations: readonly ResolvedRelation[],
   tree: unknown,
   sql: string,
-): Promise<string | null> {
+): Promise<SentStatement | null> {
   if (!judge.policy.active) return null;
+  // A name that refers to a CTE wherever it is written reads no catalog relation.
+  const uses = relationUses(tree);
+  const named = new Set(uses.filter((u) => !u.cte).map(writtenName));
   const filtered: ResolvedRelation[] = [];
   for (const rel of relations) {
+    if (!named.has(rel.written)) continue;
     if (!SYSTEM.has(rel.schema) || OPEN.has(catalogName(rel))) continue;
     if (!FILTERED[catalogName(rel)]) throw refuseRelation(rel, 'the query ');
     filtered.push(rel);
   }
-  const wants = collect(tree, { label: 'the query: ' });
+  const wants = collect(tree, { label: 'the query: ', lookups: true });
   let facts: Promise<Facts> | null = null;
   const getFacts = (): Promise<Facts> => (facts ??= readFacts(lookup, judge));
   await judgeWants(lookup, wants, getFacts);
-  if (filtered.length === 0) return null;
+  const nulled = await deniedLookups(lookup, wants.lookups, getFacts);
+  if (filtered.length === 0 && nulled.length === 0) return null;
   const { denied } = await getFacts();
-  return rewrite(sql, tree, filtered, denied);
+  return rewrite(sql, filtered, uses, nulled, denied);
 }
 
-/** The statement with every filtered catalog relation replaced by its filtered subquery. */
+const LOOKUP_SQL: Record<NameLookup['kind'], string> = {
+  rel: RESOLVE_SQL,
+  type: RESOLVE_TYPES_SQL,
+  schema: `SELECT r.i::int AS i, n.oid::int8 AS oid, n.oid::int8 AS ns
+FROM pg_catalog.unnest($1::text[]) WITH ORDINALITY AS r(ref, i)
+JOIN pg_catalog.pg_namespace n ON n.oid = pg_catalog.to_regnamespace(r.ref)`,
+};
+
+/**
+ * The to_regclass (to_regtype, to_regnamespace) calls whose name resolves to a denied object:
+ * each is sent with a NULL argument, so it answers NULL as it does for a missing name. The name
+ * is resolved by the same function on the call's connection, so exactly as the statement would.
+ */
+async function deniedLookups(
+  lookup: Lookup,
+  lookups: readonly NameLookup[],
+  facts: () => Promise<Facts>,
+): Promise<number[]> {
+  const out: number[] = [];
+  for (const kind of ['rel', 'type', 'schema'] as const) {
+    const these = lookups.filter((l) => l.kind === kind);
+    if (these.length === 0) continue;
+    const { rows } = await lookup.query<{ i: number; oid: string; ns: string; rel?: string }>(
+      LOOKUP_SQL[kind],
+      [these.map((l) => l.text)],
+    );
+    if (rows.length === 0) continue;
+    const f = await facts();
+    for (const row of rows) {
+      const denied =
+        f.deniedNs.has(Number(row.ns)) ||
+        (kind === 'rel' && f.deniedRels.has(Number(row.oid))) ||
+        (kind === 'type' &&
+          (f.deniedTypes.has(Number(row.oid)) || f.deniedRels.has(Number(row.rel))));
+      if (denied) out.push(these[row.i - 1]!.location);
+    }
+  }
+  return out;
+}
+
+/**
+ * The statement with every filtered catalog relation replaced by its filtered subquery, and the
+ * argument of every denied lookup by NULL.
+ */
 function rewrite(
   sql: string,
-  tree: unknown,
   filtered: readonly ResolvedRelation[],
+  uses: readonly RelationUse[],
+  nulled: readonly number[],
   denied: Denied,
-): string {
+): SentStatement {
   const byWritten = new Map(filtered.map((r) => [r.written, r]));
-  const uses: RangeVarAt[] = [];
-  visitNodes(tree, (type, body) => {
-    if (type !== 'RangeVar') return;
-    const v = body as {
-      schemaname?: string;
-      relname?: string;
-      alias?: { aliasname?: string };
-      location?: number;
-    };
-    if (!v.relname || v.location === undefined) return;
-    uses.push({
-      schema: v.schemaname ?? null,
-      name: v.relname,
-      alias: v.alias?.aliasname ?? null,
-      location: v.location,
-    });
-  });
   const bytes = Buffer.from(sql, 'utf8');
   const tokens = scanSync(sql).tokens;
   const edits: { start: number; end: number; text: string }[] = [];
   for (const use of uses) {
-    const rel = byWritten.get(use.schema === null ? use.name : `${use.schema}.${use.name}`);
+    if (!use.range || use.cte || use.location === undefined) continue;
+    const rel = byWritten.get(writtenName(use));
     if (!rel) continue;
     // The name as written: one to three identifiers joined by dots, from the node's location.
     const first = tokens.findIndex((t) => t.start === use.location);
@@ -780,14 +853,46 @@ function rewrite(
       text: use.alias === null ? `${subquery} AS ${quoteIdent(rel.name)}` : subquery,
     });
   }
-  edits.sort((a, b) => b.start - a.start);
+  for (const location of nulled) {
+    // Everything between the call's parentheses (its one argument).
+    let open = tokens.findIndex((t) => t.start === location);
+    while (open >= 0 && open < tokens.length && tokens[open]!.text !== '(') open++;
+    let close = open;
+    for (let depth = 0; open >= 0 && close < tokens.length; close++) {
+      const text = tokens[close]!.text;
+      if (text === '(') depth++;
+      else if (text === ')' && --depth === 0) break;
+    }
+    if (open < 0 || close >= tokens.length)
+      throw refuse(
+        'Refused: the query calls to_regclass, to_regtype or to_regnamespace in a form pgmcp does not judge.',
+      );
+    edits.push({
+      start: tokens[open]!.end,
+      end: tokens[close]!.start,
+      text: 'NULL::pg_catalog.text',
+    });
+  }
+  edits.sort((a, b) => a.start - b.start);
+  const charsTo = (offset: number): number =>
+    characters(bytes.subarray(0, offset).toString('utf8'));
+  const replacements = edits.map((e) => ({
+    start: charsTo(e.start),
+    end: charsTo(e.end),
+    length: characters(e.text),
+  }));
   let out = bytes;
-  for (const e of edits)
+  for (const e of [...edits].reverse())
     out = Buffer.concat([out.subarray(0, e.start), Buffer.from(e.text), out.subarray(e.end)]);
   const text = out.toString('utf8');
   const parsed = tryParse(text);
-  if (!parsed.ok || parsed.tree.stmts?.length !== 1) throw cannotFilter(filtered[0]!);
-  return text;
+  if (!parsed.ok || parsed.tree.stmts?.length !== 1) {
+    if (filtered.length > 0) throw cannotFilter(filtered[0]!);
+    throw refuse(
+      'Refused: the query calls to_regclass, to_regtype or to_regnamespace in a form pgmcp does not judge.',
+    );
+  }
+  return { text, replacements };
 }
 
 function cannotFilter(rel: { schema: string; name: string }): AppError {

@@ -92,6 +92,20 @@ function refuseMaskedFilter(
   }
 }
 
+/**
+ * Under an access policy the system catalog's rows include the objects it hides (pg_class has
+ * a row for a denied table): count_rows does not count them; query_database filters them.
+ */
+function refuseCatalog(rel: { schema: string; name: string }): void {
+  if (rel.schema !== 'pg_catalog' && rel.schema !== 'information_schema') return;
+  const name = `${rel.schema}.${rel.name}`;
+  throw new AppError(
+    ErrorCodes.CATALOG_NOT_FILTERED,
+    `Refused: count_rows does not count the rows of a system catalog relation (${name}) under an access policy: they include what the policy hides. Count them with query_database (SELECT count(*) FROM ${name} WHERE …), which filters information_schema.tables and columns, pg_class, pg_attribute and the other common catalog relations, or use get_schema_info.`,
+    { category: 'forbidden' },
+  );
+}
+
 export function createCountRowsTool(deps: CountRowsDeps): ToolSpec {
   const { db, catalog } = deps;
   const judge = createJudge(deps.policy ?? createAccessPolicy(NO_RULES));
@@ -147,6 +161,7 @@ export function createCountRowsTool(deps: CountRowsDeps): ToolSpec {
           ctx,
           async (client) => {
             const found = await locateRelation(client, schemaArg, table);
+            if (found && deps.policy?.active) refuseCatalog(found);
             const rel = found ? snapshot.relation(found.schema, found.name) : undefined;
             if (!rel) return found && catalogIsStale(catalog.policy, found) ? 'stale' : 'missing';
             if (!maskedMayFilter) refuseMaskedFilter(rel, where);

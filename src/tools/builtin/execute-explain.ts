@@ -18,6 +18,7 @@ import {
 import { sameTree, tryParse } from './parse-tree.js';
 import { checkPolicy } from './query-policy.js';
 import { resolveRelations, type ResolvedRelation } from './relation-access.js';
+import { positionInQuery } from './sent-text.js';
 import { invalidInput, readOnlyAnnotations, readOnlyCall, sameLexerAsParser } from './support.js';
 
 export interface ExplainDeps {
@@ -40,19 +41,6 @@ const DESCRIPTION = [
 
 function explainSql(query: string, analyze: boolean, buffers: boolean): string {
   return `EXPLAIN (FORMAT JSON, ANALYZE ${analyze}, BUFFERS ${buffers}) ${query}`;
-}
-
-/**
- * The error with its position counted in the caller's query, not in the EXPLAIN around it
- * (a position inside the prefix points at nothing the caller wrote, and is dropped).
- */
-function positionInQuery(error: unknown, prefixLength: number): unknown {
-  const e = error as { position?: unknown } | null;
-  if (e === null || typeof e !== 'object' || typeof e.position !== 'string') return error;
-  const position = Number(e.position) - prefixLength;
-  if (Number.isInteger(position) && position > 0) e.position = String(position);
-  else delete e.position;
-  return error;
 }
 
 export function createExecuteExplainTool(deps: ExplainDeps): ToolSpec {
@@ -172,7 +160,9 @@ export function createExecuteExplainTool(deps: ExplainDeps): ToolSpec {
           const result = await client
             .query({ text, queryMode: 'extended' } as pg.QueryConfig)
             .catch((error: unknown) => {
-              throw positionInQuery(error, sql.length - query.length);
+              // Counted in the caller's query: not in the EXPLAIN around it, nor in the
+              // filtered catalog subqueries sent in place of what it wrote.
+              throw positionInQuery(error, sql.length - query.length, masks.replacements);
             });
           const value = (result.rows[0] as Record<string, unknown>)['QUERY PLAN'];
           const parsedPlan = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;

@@ -23,6 +23,7 @@ import { formatResult } from './query-format.js';
 import type { PolicyCache } from './policy-cache.js';
 import { checkPolicy, checkPolicyCached, type Masks } from './query-policy.js';
 import { checkPlanCost, estimatePlan, type PlanLimits } from './query-plan.js';
+import { positionInQuery } from './sent-text.js';
 import { createWriteConfirmations, type WriteConfirmations } from './write-confirmation.js';
 
 export interface QueryLimits {
@@ -58,6 +59,13 @@ function stageTimer(ctx: CallContext) {
     }
   };
 }
+
+/** Rethrows a database error with its position counted in the caller's text, not the one sent. */
+const inCallerText =
+  (masks: Masks) =>
+  (error: unknown): never => {
+    throw positionInQuery(error, 0, masks.replacements);
+  };
 
 export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOptions): ToolSpec {
   const { limits, allowWrites, policy } = options;
@@ -179,10 +187,12 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
         writes = false,
       ): Promise<ToolResult> => {
         const result = await stage('run', () =>
-          session.run(
-            { text: masks.statement ?? query, values: params },
-            { offset, limit, maxBytes: limits.maxResultBytes },
-          ),
+          session
+            .run(
+              { text: masks.statement ?? query, values: params },
+              { offset, limit, maxBytes: limits.maxResultBytes },
+            )
+            .catch(inCallerText(masks)),
         );
         // A write may have created a view or function that reads credentials.
         if (writes) {
@@ -238,7 +248,9 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
               call?.guard();
               await stage('plan', () =>
                 guard.kind === 'read'
-                  ? checkPlanCost(session, options, masks.statement ?? query, params, guard)
+                  ? checkPlanCost(session, options, masks.statement ?? query, params, guard).catch(
+                      inCallerText(masks),
+                    )
                   : undefined,
               );
               await stage('confirm', () => {

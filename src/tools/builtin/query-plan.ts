@@ -4,6 +4,7 @@
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { CallSession } from '../../db/call-session.js';
 import type { GuardResult } from '../sql-guard.js';
+import { positionInQuery } from './sent-text.js';
 
 export interface PlanLimits {
   /** Refuse statements whose estimated plan is above these (null: no limit). */
@@ -30,6 +31,7 @@ export interface PlanNode {
 }
 
 const EXPLAIN_READ = { offset: 0, limit: 1, maxBytes: 10 * 1024 * 1024 };
+const EXPLAIN_PREFIX = 'EXPLAIN (FORMAT JSON) ';
 
 /**
  * The planner's estimate. `last`: nothing else runs on this connection afterwards, so the
@@ -42,10 +44,13 @@ export async function estimatePlan(
   last: boolean,
 ): Promise<Estimate> {
   // One statement (the guard and the extended protocol both insist), prefixed by EXPLAIN.
-  const step = { text: `EXPLAIN (FORMAT JSON) ${sql}`, values: params };
-  const result = last
-    ? await session.run(step, EXPLAIN_READ)
-    : await session.read(step, EXPLAIN_READ);
+  const step = { text: `${EXPLAIN_PREFIX}${sql}`, values: params };
+  const result = await (
+    last ? session.run(step, EXPLAIN_READ) : session.read(step, EXPLAIN_READ)
+  ).catch((error: unknown) => {
+    // An error's position counts in the statement, not in the EXPLAIN around it.
+    throw positionInQuery(error, EXPLAIN_PREFIX.length);
+  });
   const raw = result.rows[0]?.[0];
   const json = (typeof raw === 'string' ? JSON.parse(raw) : raw) as { Plan?: PlanNode }[];
   const top = json[0]?.Plan ?? {};

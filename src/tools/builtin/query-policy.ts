@@ -14,6 +14,7 @@ import { createJudge, type Judge } from './policy-judge.js';
 import { maskedDecisions, maskedOutputs } from './masked-use.js';
 import { tryParse } from './parse-tree.js';
 import { enforcePolicy, resolveRelations } from './relation-access.js';
+import type { Replacement } from './sent-text.js';
 
 export interface Masks {
   /** `tableOid:attnum` of every masked column the statement can read. */
@@ -33,6 +34,8 @@ export interface Masks {
    * it reads replaced by subqueries without the rows of denied objects (catalog-access.ts).
    */
   statement?: string;
+  /** Where `statement` differs from the caller's text, to count error positions in the latter. */
+  replacements?: readonly Replacement[];
 }
 
 const NO_MASKS: Masks = { attrs: new Set(), referenced: false, computed: null };
@@ -67,7 +70,8 @@ export async function checkPolicy(
   });
   if (!policy.active) return NO_MASKS;
   const rewritten = await checkCatalog(lookup, judge, relations, tree, sql);
-  const sent = rewritten === null ? {} : { statement: rewritten };
+  const sent =
+    rewritten === null ? {} : { statement: rewritten.text, replacements: rewritten.replacements };
   const attrs = new Set<string>();
   const maskedNames = new Set<string>();
   const maskedRelations = new Set<number>();

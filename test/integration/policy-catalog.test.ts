@@ -1,0 +1,262 @@
+// The system catalog under an access policy, as a client meets it: the built server over
+// Streamable HTTP, the official SDK client, a non-superuser role. Catalog relations are sent as
+// filtered subqueries, so what the caller wrote must still mean what PostgreSQL makes of it: a
+// CTE named like a catalog relation is the CTE, error positions count in the caller's text,
+// to_regclass answers NULL for a name it cannot show, and count_rows does not count the catalog.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONNECTORS, LATEST_LEGACY, type McpConnection } from '../helpers/connectors.js';
+import { realPostgres, throwawayDatabase, withClient } from '../helpers/postgres.js';
+import { serverEnv, startHttpServer, type HttpServer } from '../helpers/server.js';
+
+const pg = await realPostgres('test/integration/policy-catalog.test.ts (catalog under a policy)');
+
+const POLICY = {
+  PGMCP_DENY_TABLES: 'cf.vault',
+  PGMCP_DENY_SCHEMAS: 'cf_hidden',
+  PGMCP_DENY_COLUMNS: 'cf.staff.salary',
+};
+
+interface Served {
+  server: HttpServer;
+  conn: McpConnection;
+}
+
+async function serve(url: string, env: Record<string, string>): Promise<Served> {
+  const all = serverEnv({ PGMCP_LOG_LEVEL: 'warn', PGMCP_DEMO: 'false', ...POLICY, ...env });
+  const server = await startHttpServer(['--database', url], { env: all });
+  try {
+    const connector = CONNECTORS.find(
+      (c) => c.transport === 'http' && c.era === 'legacy' && c.version === LATEST_LEGACY,
+    )!;
+    const conn = await connector.connect({ httpUrl: () => server.url, stdioArgs: [], env: all });
+    return { server, conn };
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+}
+
+interface Answer {
+  isError: boolean;
+  text: string;
+  columns: string[];
+  row: unknown[];
+  error: Record<string, unknown> | undefined;
+}
+
+async function call(
+  conn: McpConnection,
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<Answer> {
+  const result = await conn.callTool(tool, args);
+  const structured = result.structuredContent as
+    { columns?: { name: string }[]; rows?: unknown[][] } | undefined;
+  const meta = result['_meta'] as Record<string, Record<string, unknown>> | undefined;
+  return {
+    isError: result.isError === true,
+    text: result.content.map((c) => c.text ?? '').join('\n'),
+    columns: (structured?.columns ?? []).map((c) => c.name),
+    row: structured?.rows?.[0] ?? [],
+    error: meta?.['pgmcp/error'],
+  };
+}
+
+/** The first row of a query that must succeed. */
+async function row(conn: McpConnection, query: string): Promise<unknown[]> {
+  const answer = await call(conn, 'query_database', { query });
+  expect(answer.isError, `${query}\n${answer.text}`).toBe(false);
+  return answer.row;
+}
+
+/** The caret line describeDbError draws under `line` for a 1-based position in it. */
+const caret = (line: string, position: number): string =>
+  `LINE: ${line}\n      ${' '.repeat(position - 1)}^`;
+
+describe.skipIf(!pg)('the system catalog under an access policy (PostgreSQL, SDK client)', () => {
+  const database = throwawayDatabase(pg!, 'pgmcp_catalog');
+  const serverUrl = (): string => {
+    const u = new URL(pg!.url);
+    u.pathname = `/${database.name}`;
+    return u.toString();
+  };
+  let served: Served;
+  let conn: McpConnection;
+
+  beforeAll(async () => {
+    await withClient(database.url, (c) =>
+      c.query(`
+        CREATE SCHEMA cf;
+        CREATE TABLE cf.sentinel (id int PRIMARY KEY, name text);
+        INSERT INTO cf.sentinel VALUES (1, 'a'), (2, 'b');
+        CREATE TABLE cf.vault (id int PRIMARY KEY, token text);
+        CREATE TABLE cf.staff (id int PRIMARY KEY, name text, salary int);
+        CREATE SCHEMA cf_hidden;
+        CREATE TABLE cf_hidden.notes (id int);
+        -- A table of the caller's own schema named like a catalog view, reached through the
+        -- search_path ("$user", public): it is not information_schema.tables.
+        CREATE TABLE public.tables (id int);
+        INSERT INTO public.tables VALUES (1), (2), (3);
+        GRANT USAGE ON SCHEMA cf, cf_hidden TO ${pg!.role};
+        GRANT SELECT ON ALL TABLES IN SCHEMA cf, cf_hidden, public TO ${pg!.role};
+      `),
+    );
+    served = await serve(serverUrl(), {});
+    conn = served.conn;
+  }, 120_000);
+
+  afterAll(async () => {
+    await served?.conn.close().catch(() => undefined);
+    await served?.server.stop();
+  });
+
+  it('reads a CTE named like a catalog relation as the CTE, as PostgreSQL resolves names', async () => {
+    // The CTE, not the (filtered) catalog relation it is named like.
+    expect(await row(conn, 'WITH pg_class AS (SELECT 1 AS x) SELECT x FROM pg_class')).toEqual([1]);
+    // A refused catalog relation's name, given to a CTE, is just the CTE.
+    expect(await row(conn, 'WITH pg_views AS (SELECT 2 AS x) SELECT x FROM pg_views')).toEqual([2]);
+    // Visible from a subquery of the query level that defines it.
+    expect(
+      await row(conn, 'WITH pg_class AS (SELECT 3 AS x) SELECT (SELECT x FROM pg_class)'),
+    ).toEqual([3]);
+    // A recursive CTE refers to itself.
+    expect(
+      await row(
+        conn,
+        'WITH RECURSIVE pg_class(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM pg_class WHERE x < 4) SELECT sum(x)::int FROM pg_class',
+      ),
+    ).toEqual([10]);
+    // information_schema's views too, unqualified.
+    expect(
+      await row(conn, "WITH columns AS (SELECT 'mine' AS column_name) SELECT * FROM columns"),
+    ).toEqual(['mine']);
+
+    // Where the name is the catalog, it is still filtered: schema-qualified inside the CTE's
+    // scope, a plain CTE's own name in its body, a later CTE's name, a CTE of a sibling scope.
+    const visibleOnly = "relname IN ('vault', 'sentinel', 'notes')";
+    expect(
+      await row(
+        conn,
+        `WITH pg_class AS (SELECT 1 AS x) SELECT (SELECT x FROM pg_class), count(*)::int FROM pg_catalog.pg_class WHERE ${visibleOnly}`,
+      ),
+    ).toEqual([1, 1]);
+    expect(
+      await row(
+        conn,
+        `WITH pg_class AS (SELECT relname FROM pg_class) SELECT count(*)::int FROM pg_class WHERE ${visibleOnly}`,
+      ),
+    ).toEqual([1]);
+    expect(
+      await row(
+        conn,
+        `WITH a AS (SELECT relname FROM pg_class), pg_class AS (SELECT 'x'::name AS relname) SELECT count(*)::int FROM a WHERE ${visibleOnly}`,
+      ),
+    ).toEqual([1]);
+    expect(
+      await row(
+        conn,
+        `SELECT (SELECT count(*) FROM (WITH pg_class AS (SELECT 1) SELECT * FROM pg_class) s)::int, count(*)::int FROM pg_class WHERE ${visibleOnly}`,
+      ),
+    ).toEqual([1, 1]);
+    // The caller's own table named like a catalog view, through the search_path.
+    expect(await row(conn, 'SELECT count(*)::int FROM tables')).toEqual([3]);
+    expect(
+      await row(
+        conn,
+        "SELECT count(*)::int FROM information_schema.tables WHERE table_schema <> 'information_schema' AND table_name IN ('vault', 'sentinel', 'notes', 'tables')",
+      ),
+    ).toEqual([2]);
+  });
+
+  it('counts error positions in the caller’s text, after a replaced catalog relation', async () => {
+    const query = "SELECT 'é' AS e, relname FROM pg_class WHERE nosuch = 1";
+    // 'é' is one character and two bytes: the position counts characters, as PostgreSQL does.
+    const position = query.indexOf('nosuch') + 1;
+    for (const tool of ['query_database', 'execute_explain']) {
+      const answer = await call(conn, tool, { query });
+      expect(answer.isError, tool).toBe(true);
+      expect(answer.error, tool).toMatchObject({ sqlstate: '42703', position: String(position) });
+      expect(answer.text, tool).toContain(caret(query, position));
+    }
+    // A second line, and a replaced information_schema view ahead of the error on it.
+    const twoLines =
+      'SELECT c.column_name\nFROM information_schema.columns c JOIN pg_attribute a ON a.attname = c.column_name\nWHERE c.nosuch';
+    const answer = await call(conn, 'query_database', { query: twoLines });
+    expect(answer.error).toMatchObject({
+      sqlstate: '42703',
+      position: String(twoLines.indexOf('c.nosuch') + 1),
+    });
+    expect(answer.text).toContain(caret('WHERE c.nosuch', 7));
+  });
+
+  it('answers to_regclass of a missing or a denied name with NULL, alike', async () => {
+    // The agent idiom: does the table exist?
+    expect(await row(conn, "SELECT to_regclass('cf.nosuch') IS NOT NULL")).toEqual([false]);
+    expect(await row(conn, "SELECT to_regclass('cf.sentinel') IS NOT NULL")).toEqual([true]);
+    expect(await row(conn, "SELECT to_regclass('cf.vault') IS NOT NULL")).toEqual([false]);
+    // Missing and denied look the same, column name and all.
+    const missing = await call(conn, 'query_database', {
+      query: "SELECT to_regclass('cf.nosuch'), to_regtype('cf.nosuch'), to_regnamespace('nosuch')",
+    });
+    const denied = await call(conn, 'query_database', {
+      query: "SELECT to_regclass('cf.vault'), to_regtype('cf.vault'), to_regnamespace('cf_hidden')",
+    });
+    expect(missing.isError, missing.text).toBe(false);
+    expect(denied.isError, denied.text).toBe(false);
+    expect(denied.columns).toEqual(['to_regclass', 'to_regtype', 'to_regnamespace']);
+    expect(denied.columns).toEqual(missing.columns);
+    expect(denied.row).toEqual([null, null, null]);
+    expect(missing.row).toEqual([null, null, null]);
+    // Qualified, with a cast of its argument, in a filter; a visible table is still found.
+    expect(
+      await row(
+        conn,
+        "SELECT pg_catalog.to_regclass('cf.vault'::text) IS NULL, count(*)::int FROM cf.sentinel WHERE to_regclass('cf.staff') IS NOT NULL",
+      ),
+    ).toEqual([true, 2]);
+    expect(await row(conn, "SELECT to_regtype('cf_hidden.notes') IS NULL")).toEqual([true]);
+    // A cast still raises PostgreSQL's "does not exist", for both.
+    for (const name of ['cf.nosuch', 'cf.vault']) {
+      const cast = await call(conn, 'query_database', { query: `SELECT '${name}'::regclass` });
+      expect(cast.isError).toBe(true);
+      expect(cast.error).toMatchObject({ sqlstate: '42P01' });
+      expect(cast.text).toContain(`relation "${name}" does not exist`);
+    }
+  });
+
+  it('refuses count_rows of a catalog relation, which would count denied objects', async () => {
+    for (const [args, name] of [
+      [{ table: 'pg_class' }, 'pg_catalog.pg_class'],
+      [{ schema: 'information_schema', table: 'columns' }, 'information_schema.columns'],
+      [{ table: 'information_schema.tables' }, 'information_schema.tables'],
+    ] as const) {
+      const answer = await call(conn, 'count_rows', args);
+      expect(answer.isError, JSON.stringify(args)).toBe(true);
+      expect(answer.error).toMatchObject({ code: 'PGMCP316' });
+      expect(answer.text).toContain(
+        `Refused: count_rows does not count the rows of a system catalog relation (${name}) under an access policy`,
+      );
+    }
+    const counted = await conn.callTool('count_rows', { schema: 'cf', table: 'sentinel' });
+    expect(counted.structuredContent).toMatchObject({ count: 2 });
+  });
+
+  describe('with a plan cost limit (the error comes from the estimate)', () => {
+    let limited: Served;
+    beforeAll(async () => {
+      limited = await serve(serverUrl(), { PGMCP_MAX_PLAN_COST: '1000000000' });
+    }, 60_000);
+    afterAll(async () => {
+      await limited?.conn.close().catch(() => undefined);
+      await limited?.server.stop();
+    });
+
+    it('counts the position in the caller’s text, not in the EXPLAIN sent ahead of it', async () => {
+      for (const query of ['SELECT nosuch FROM cf.sentinel', 'SELECT nosuch FROM pg_class']) {
+        const answer = await call(limited.conn, 'query_database', { query });
+        expect(answer.error, query).toMatchObject({ sqlstate: '42703', position: '8' });
+        expect(answer.text, query).toContain(caret(query, 8));
+      }
+    });
+  });
+});
