@@ -113,8 +113,15 @@ const CHAT_BODY = {
   properties: {
     id: { type: 'string', minLength: 1, maxLength: 128, description: 'The conversation id.' },
     messages: { type: 'array', minItems: 1, maxItems: 2000, items: { type: 'object' } },
-    trigger: { type: 'string' },
-    messageId: { type: 'string' },
+    trigger: {
+      type: 'string',
+      description:
+        'submit-message, or regenerate-message: the stored history is cut back to before the answer regenerated.',
+    },
+    messageId: {
+      type: 'string',
+      description: 'With regenerate-message: the message answered again.',
+    },
     provider: NAME,
     model: NAME,
     database: { type: 'string', minLength: 1, maxLength: 64 },
@@ -124,7 +131,7 @@ const CHAT_BODY = {
 /** The 409 of POST /api/chat: the messages sent disagree with the stored conversation. */
 const HISTORY_CONFLICT = {
   description:
-    'The messages sent disagree with the stored conversation (code PGMCP814): an earlier message differs, is missing or was added. Nothing ran; the stored conversation is unchanged.',
+    'The messages sent disagree with the stored conversation (code PGMCP814): an earlier message differs, is missing or was added, an assistant message follows the stored ones, or an answered message was sent again. Nothing ran; the stored conversation is unchanged.',
   type: 'object',
   required: ['error', 'code'],
   properties: {
@@ -272,7 +279,7 @@ export function registerLlmRoutes(
       schema: {
         summary:
           "The agent loop: the model answers with pgmcp's tools, run as the caller on the chat's database.",
-        description: `${STREAM_DESCRIPTION} With the id of a conversation the caller has stored, the history is the stored one: the messages sent must begin with it (equal by role and content), followed by at most the new user message, or the stored last assistant message may come back with tool approvals answered; the new user message alone is accepted too. Anything else is a 409.`,
+        description: `${STREAM_DESCRIPTION} With the id of a conversation the caller has stored, the history is the stored one: the messages sent must begin with it (equal by role and content), followed by the new user messages (stored as sent), or the stored last assistant message may come back with tool approvals answered; the new user message alone is accepted too. With trigger regenerate-message the stored history is cut back to before the regenerated answer (messageId). Anything else is a 409.`,
         body: CHAT_BODY,
         response: { 409: HISTORY_CONFLICT },
       },

@@ -3,19 +3,26 @@
 //
 // - the client's messages, as useChat sends them, begin with the stored ones, equal by role and
 //   content (every part: text, reasoning, tool calls with their input, output and state);
-// - after them comes at most one new message, from the user;
+// - after them come the new messages, all from the user: usually one, but a client keeps a
+//   message the server refused before it stored anything (a 429, a missing key, a 409) and sends
+//   it again with the next one; they are stored as the user sent them;
 // - the stored last assistant message may come back with tool approvals answered (a part the
 //   server left `approval-requested`, now `approval-responded` with `approved` and an optional
 //   `reason`, nothing else changed): that decision is taken, the rest is the stored part;
-// - a client may also send the new user message alone.
+// - a client may also send the new user message alone (one whose id the store does not hold);
+// - `trigger: 'regenerate-message'` (the AI SDK's regenerate()) answers again: the stored history
+//   is cut back to before the regenerated assistant message (`messageId`, else the first stored
+//   message the client's copy does not reach), and the new answer replaces what followed.
 //
-// Anything else (an earlier message rewritten, removed or added, a tail that is not one user
-// message) disagrees with the store and is refused (CONVERSATION_HISTORY_CONFLICT, HTTP 409): it
-// is never used. Two leniencies, harmless because the client's copy of a stored message is never
-// used: an answer the client stopped may be cut short in the client's copy (each of its parts
-// the stored one or the beginning of it: a text that begins the stored text, a tool call without
-// the result the server went on to store); and a message stored in the plain `{role, content}`
-// form is compared by its text, the form clients show it in.
+// Anything else (an earlier message rewritten, removed or added, an assistant message after the
+// stored ones, an answered message sent again) disagrees with the store and is refused
+// (CONVERSATION_HISTORY_CONFLICT, HTTP 409): it is never used. Three leniencies, harmless because
+// the client's copy of a stored message is never used: an answer the client stopped may be cut
+// short in the client's copy (each of its parts the stored one or the beginning of it: a text
+// that begins the stored text, a tool call without the result the server went on to store); an
+// assistant message the server stored empty (stopped before the model said anything) may be
+// missing from it; and a message stored in the plain `{role, content}` form is compared by its
+// text, the form clients show it in.
 import { AppError, ErrorCodes } from '../core/errors.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -187,51 +194,99 @@ export function historyConflict(conversationId: string, why: string): AppError {
 const ordinal = (n: number): string => `message ${n + 1}`;
 
 /**
+ * An assistant message that holds nothing a client could show: what the server stores for an
+ * answer stopped before the model said anything. A client that stopped before the stream's
+ * first chunk reached it never had it.
+ */
+function isEmptyAnswer(message: Message): boolean {
+  if (message.role !== 'assistant') return false;
+  if (!Array.isArray(message.parts)) return message.content === '' || message.content === undefined;
+  return message.parts.every((p) => isObject(p) && p['type'] === 'step-start');
+}
+
+/** What the request says about the turn (the AI SDK's `trigger` and `messageId`). */
+export interface TurnRequest {
+  trigger?: unknown;
+  messageId?: unknown;
+}
+
+/**
  * The history a turn of a stored conversation runs on: the stored messages (plain ones as UI
  * messages), the stored last one with the client's approval answers taken, and the new user
- * message. Throws CONVERSATION_HISTORY_CONFLICT when the client's messages disagree.
+ * messages; for a regeneration, the stored messages before the regenerated answer. Throws
+ * CONVERSATION_HISTORY_CONFLICT when the client's messages disagree.
  */
 export function storedHistory(
   conversationId: string,
   storedMessages: readonly unknown[],
   sentMessages: readonly unknown[],
+  request: TurnRequest = {},
 ): unknown[] {
-  const stored = storedMessages.map((m, i) =>
+  const all = storedMessages.map((m, i) =>
     isObject(m) ? asUiMessage(m as Message, i) : (m as Message),
   );
-  const raw = storedMessages as readonly Message[];
   const sent = sentMessages as readonly Message[];
-  const n = stored.length;
-  if (n === 0) return [...sent];
+  if (all.length === 0) return [...sent];
+  const ids = new Set<unknown>(all.map((m) => m.id).filter((id) => typeof id === 'string'));
+  const regenerate = request.trigger === 'regenerate-message';
 
-  // Only the new user message.
-  if (sent.length === 1 && sent[0]!.role === 'user' && !(n === 1 && agrees(raw[0]!, sent[0]!))) {
-    return [...stored, sent[0]];
+  // Only the new user message (one the store does not hold: a resend is compared below).
+  if (
+    !regenerate &&
+    sent.length === 1 &&
+    sent[0]!.role === 'user' &&
+    !ids.has(sent[0]!.id) &&
+    !(all.length === 1 && agrees(storedMessages[0] as Message, sent[0]!))
+  ) {
+    return [...all, sent[0]];
   }
 
-  for (let i = 0; i < Math.min(n - 1, sent.length); i++) {
-    if (!agrees(raw[i]!, sent[i]!)) {
-      throw historyConflict(conversationId, `${ordinal(i)} (${String(raw[i]!.role)}) differs`);
+  // A regeneration of a stored message: the history ends before that answer.
+  let n = all.length;
+  if (regenerate && typeof request.messageId === 'string' && ids.has(request.messageId)) {
+    const k = all.findIndex((m) => m.id === request.messageId);
+    n = all[k]!.role === 'assistant' ? k : k + 1;
+  }
+  const raw = storedMessages as readonly Message[];
+  const history: unknown[] = [];
+  let j = 0;
+  for (let i = 0; i < n; i++) {
+    const stored = raw[i]!;
+    const copy = sent[j];
+    if (copy !== undefined) {
+      const answered = i === all.length - 1 ? withApprovals(stored, copy) : null;
+      if (answered || agrees(stored, copy)) {
+        history.push(answered ?? all[i]);
+        j++;
+        continue;
+      }
     }
-  }
-  if (sent.length < n) {
+    // An empty answer the client never received, or (regenerating) the answer to regenerate.
+    if (isEmptyAnswer(stored)) {
+      history.push(all[i]);
+      continue;
+    }
+    if (regenerate && copy === undefined && stored.role === 'assistant') break;
+    if (copy !== undefined) {
+      throw historyConflict(conversationId, `${ordinal(i)} (${String(stored.role)}) differs`);
+    }
+    const last = sent.at(-1);
+    if (last?.role === 'user' && typeof last.id === 'string' && all[i - 1]?.id === last.id) {
+      throw historyConflict(
+        conversationId,
+        `${ordinal(i - 1)} (user) was answered already; send a new message, or regenerate the answer (trigger regenerate-message)`,
+      );
+    }
     throw historyConflict(
       conversationId,
-      `${sent.length} messages were sent, the conversation holds ${n}`,
+      `${sent.length} messages were sent, the conversation holds ${all.length}`,
     );
   }
-  const history: unknown[] = stored.slice(0, n - 1);
-  const last = raw[n - 1]!;
-  const sentLast = sent[n - 1]!;
-  const answered = withApprovals(last, sentLast);
-  if (answered) history.push(answered);
-  else if (agrees(last, sentLast)) history.push(stored[n - 1]);
-  else throw historyConflict(conversationId, `${ordinal(n - 1)} (${String(last.role)}) differs`);
-  const tail = sent.slice(n);
-  if (tail.length > 1 || (tail.length === 1 && tail[0]!.role !== 'user')) {
+  const tail = sent.slice(j);
+  if (tail.some((m) => !isObject(m) || m.role !== 'user')) {
     throw historyConflict(
       conversationId,
-      'after the stored messages only one new message, from the user, may follow',
+      'after the stored messages only new messages from the user may follow',
     );
   }
   return [...history, ...tail];

@@ -49,6 +49,10 @@ export interface ChatDeps {
 export interface ChatBody {
   id?: string;
   messages: unknown[];
+  /** The AI SDK's: `submit-message`, or `regenerate-message` to answer again. */
+  trigger?: string;
+  /** With regenerate-message: the message to answer again (the AI SDK's messageId). */
+  messageId?: string;
   provider?: string;
   model?: string;
   database?: string;
@@ -156,7 +160,10 @@ export async function startChat(
     // A stored conversation's history is the store's; the request adds only what is new.
     const kept = conversation.messages ?? [];
     if (!created && kept.length > 0) {
-      const history = storedHistory(conversation.id, kept, messages);
+      const history = storedHistory(conversation.id, kept, messages, {
+        trigger: body.trigger,
+        messageId: body.messageId,
+      });
       try {
         messages = await validateUIMessages({ messages: history });
       } catch {

@@ -45,7 +45,7 @@ export interface ChatToolsInput {
 /** One call's output, and the code behind its failure for the record. */
 interface Ran {
   output: ChatToolOutput;
-  errorCode?: string;
+  errorCode?: string | number;
   /** The configured database the call used (several databases). */
   database?: string;
 }
@@ -57,6 +57,8 @@ export interface ChatTools {
 }
 
 const QUERY_TOOL = 'query_database';
+/** What an MCP tools/call of a name that is no tool records: JSON-RPC's invalid params. */
+const UNKNOWN_TOOL_CODE = -32602;
 // The routed query_database's seed-001 suffix ("… at postgres://…"): judged without it.
 const AT_URL = /\s+at\s+postgres(?:ql)?:\/\/\S+?\s*;?\s*$/i;
 
@@ -204,9 +206,14 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
         ),
       );
     }
+    // Recorded with the codes an MCP tools/call records for the same refusals.
     const registered = input.registry.tool(spec.name);
-    if (!registered)
-      return { output: { isError: true, text: `The tool ${spec.name} is no longer available.` } };
+    if (!registered) {
+      return {
+        output: { isError: true, text: `The tool ${spec.name} is no longer available.` },
+        errorCode: UNKNOWN_TOOL_CODE,
+      };
+    }
     const issues = registered.validate(args);
     if (issues) {
       return {
@@ -214,6 +221,7 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
           isError: true,
           text: `Invalid arguments for ${spec.name}: ${issues.join('; ')}.`,
         },
+        errorCode: ErrorCodes.TOOL_INPUT_INVALID,
       };
     }
     const signal = abortSignal ? AbortSignal.any([input.signal, abortSignal]) : input.signal;

@@ -13,6 +13,7 @@ import { createApp, type App } from '../../src/cli/app.js';
 import { auditToolCalls } from '../../src/cli/audit-tool-calls.js';
 import { llmDeps } from '../../src/cli/llm.js';
 import { loadConfig } from '../../src/config/index.js';
+import { NO_EDGE } from '../../src/http/edge.js';
 import { createHttpServer, type HttpServer } from '../../src/http/server.js';
 
 export interface ChatServerOptions {
@@ -83,6 +84,8 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       llm: llmDeps(config, app, logger, options.env ?? {}, auth),
     },
     health: () => app.health(),
+    // The configured rate limits (rateLimit:), as serve applies them.
+    edge: { ...NO_EDGE, rateLimit: config.rateLimit },
   });
   const { port } = await http.listen();
   return {
@@ -127,6 +130,9 @@ export async function sendChat(
     token?: string;
     body?: Record<string, unknown>;
     signal?: AbortSignal;
+    /** The AI SDK's trigger (default submit-message) and, for a regeneration, messageId. */
+    trigger?: 'submit-message' | 'regenerate-message';
+    messageId?: string;
     /** Called with each chunk as it arrives. */
     onChunk?: (chunk: UIMessageChunk) => void;
   } = {},
@@ -138,9 +144,9 @@ export async function sendChat(
   });
   const last = messages.at(-1);
   const stream = await transport.sendMessages({
-    trigger: 'submit-message',
+    trigger: options.trigger ?? 'submit-message',
     chatId: options.id ?? `chat-${++ids}`,
-    messageId: undefined,
+    messageId: options.messageId,
     messages,
     abortSignal: options.signal,
   });

@@ -192,4 +192,83 @@ describe.skipIf(!pg)('the audit of chat tool calls', () => {
     const xshape = ({ duration_ms: _d, ...row }: ExchangeRow) => row;
     expect(xshape(chatX!)).toEqual(xshape(mcpX!));
   });
+  it('records a refused call with the code an MCP call records for the same refusal', async () => {
+    // A routine the chat offers, dropped while the model is thinking: it is gone when called.
+    // (NOTIFY pgmcp_catalog is what the event trigger of pgmcp install sends on DDL.)
+    await withClient(served.url, (c) =>
+      c.query(`CREATE FUNCTION public.audit_vanishing() RETURNS int4 LANGUAGE sql IMMUTABLE AS 'SELECT 1';
+               COMMENT ON FUNCTION public.audit_vanishing IS '@mcp Soon gone.';
+               NOTIFY pgmcp_catalog;`),
+    );
+    await vi.waitFor(() => expect(server.app.registry.tool('audit_vanishing')).toBeDefined(), {
+      timeout: 10_000,
+    });
+    const dropped = async () => {
+      await withClient(served.url, (c) =>
+        c.query('DROP FUNCTION public.audit_vanishing(); NOTIFY pgmcp_catalog;'),
+      );
+      await vi.waitFor(() => expect(server.app.registry.tool('audit_vanishing')).toBeUndefined(), {
+        timeout: 10_000,
+      });
+    };
+    const audited = (await auditRows()).length;
+    const exchanged = (await exchangeRows()).length;
+    script = (r) =>
+      r.toolResults.length === 0
+        ? { toolCalls: [{ name: 'query_database', args: { limit: 5 } }] }
+        : r.toolResults.length === 1
+          ? { toolCalls: [{ name: 'audit_vanishing', args: {} }], wait: dropped() }
+          : { text: 'Done.' };
+    const turn = await sendChat(server.origin, [userMessage('Try both')], {
+      token: alice,
+      id: 'conv_audit_3',
+    });
+    expect(toolParts(turn.message).map((p) => [p.output?.isError, p.output?.text])).toEqual([
+      [true, expect.stringMatching(/^Invalid arguments for query_database/)],
+      [true, 'The tool audit_vanishing is no longer available.'],
+    ]);
+
+    // The same refusals through the MCP SDK client.
+    const client = new Client({ name: 'audit-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.origin}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${alice}` } },
+      }),
+    );
+    try {
+      const invalid = await client.callTool({ name: 'query_database', arguments: { limit: 5 } });
+      expect(invalid.isError).toBe(true);
+      expect(invalid._meta?.['pgmcp/error']).toEqual({ code: 'PGMCP301' });
+      await expect(client.callTool({ name: 'audit_vanishing', arguments: {} })).rejects.toThrow(
+        /Unknown tool: audit_vanishing/,
+      );
+    } finally {
+      await client.close();
+    }
+
+    const [chatInvalid, chatGone, mcpInvalid, mcpGone] = await newRows(auditRows, audited, 4);
+    expect(chatInvalid).toMatchObject({
+      outcome: 'failure',
+      tool: 'query_database',
+      details: { conversation_id: 'conv_audit_3', error_code: 'PGMCP301' },
+    });
+    expect(chatGone).toMatchObject({
+      outcome: 'failure',
+      tool: 'audit_vanishing',
+      details: { conversation_id: 'conv_audit_3', error_code: '-32602' },
+    });
+    const shape = ({ duration_ms: _d, details, ...row }: AuditRow) => ({
+      ...row,
+      error_code: details['error_code'],
+    });
+    expect(shape(chatInvalid!)).toEqual(shape(mcpInvalid!));
+    expect(shape(chatGone!)).toEqual(shape(mcpGone!));
+
+    const [xInvalid, xGone, xMcpInvalid, xMcpGone] = await newRows(exchangeRows, exchanged, 4);
+    expect(xInvalid).toMatchObject({ outcome: 'error', error_code: 'PGMCP301' });
+    expect(xGone).toMatchObject({ outcome: 'error', error_code: '-32602' });
+    const xshape = ({ duration_ms: _d, ...row }: ExchangeRow) => row;
+    expect(xshape(xInvalid!)).toEqual(xshape(xMcpInvalid!));
+    expect(xshape(xGone!)).toEqual(xshape(xMcpGone!));
+  });
 });

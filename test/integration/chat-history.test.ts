@@ -299,6 +299,140 @@ describe.skipIf(!pg)('/api/chat on a stored conversation', () => {
     );
   });
 
+  it('goes on when the client never received the empty answer the server stored for a stop', async () => {
+    let release!: () => void;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    script = () => ({ text: 'too late', wait: slow });
+    const question = userMessage('Take your time');
+    const controller = new AbortController();
+    const before = fake.requests.length;
+    const stopped = sendChat(server.origin, [question], {
+      token: alice,
+      id: 'conv_hist_empty',
+      signal: controller.signal,
+    }).catch(() => null);
+    await vi.waitFor(() => expect(fake.requests.length).toBe(before + 1), { timeout: 10_000 });
+    controller.abort();
+    await stopped;
+    // The server stores the stopped answer as it had it: empty, the model had said nothing.
+    await vi.waitFor(async () => expect(await stored('conv_hist_empty')).toHaveLength(2), {
+      timeout: 10_000,
+    });
+    release();
+    expect((await stored('conv_hist_empty'))[1]).toMatchObject({ role: 'assistant', parts: [] });
+    // A client stopped before the stream's first chunk reached it holds only the question.
+    script = () => ({ text: 'Here now.' });
+    const next = await sendChat(server.origin, [question, userMessage('Still there?')], {
+      token: alice,
+      id: 'conv_hist_empty',
+    });
+    expect(textOf(next.message)).toBe('Here now.');
+    expect((await stored('conv_hist_empty')).map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    // An answer with content cannot be left out that way.
+    await expectConflict(
+      await post({
+        id: 'conv_hist_empty',
+        messages: [question, userMessage('Still there?'), userMessage('Hello?')],
+      }),
+      fake.requests.length,
+    );
+  });
+
+  it('stores a user message the server refused before together with the next one', async () => {
+    const { question, answer } = await conversationWithToolCall('conv_hist_refused');
+    // Refused (here a 409 for a forged answer): nothing stored; the client keeps its message.
+    const kept = userMessage('How about eight times nine?');
+    const forged = editParts(answer, (p) => (p['type'] === 'text' ? { ...p, text: 'No.' } : p));
+    await expectConflict(
+      await post({ id: 'conv_hist_refused', messages: [question, forged, kept] }),
+      fake.requests.length,
+    );
+    script = () => ({ text: '72, and 42 before.' });
+    const before = fake.requests.length;
+    const turn = await sendChat(
+      server.origin,
+      [question, answer, kept, userMessage('And the earlier one?')],
+      { token: alice, id: 'conv_hist_refused' },
+    );
+    expect(textOf(turn.message)).toBe('72, and 42 before.');
+    const sent = JSON.stringify(fake.requests[before]!.body);
+    expect(sent).toContain('How about eight times nine?');
+    expect(sent).toContain('And the earlier one?');
+    const messages = await stored('conv_hist_refused');
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'user', 'assistant']);
+    // The client's state is the stored one: its next send goes through as well.
+    script = () => ({ text: 'Good.' });
+    const next = await sendChat(server.origin, [...messages, userMessage('Thanks')], {
+      token: alice,
+      id: 'conv_hist_refused',
+    });
+    expect(textOf(next.message)).toBe('Good.');
+  });
+
+  it('answers the first question again on regenerate, without storing it twice', async () => {
+    script = () => ({ text: 'First answer.' });
+    const question = userMessage('Name a colour');
+    const first = await sendChat(server.origin, [question], {
+      token: alice,
+      id: 'conv_hist_regen',
+    });
+    expect(textOf(first.message)).toBe('First answer.');
+
+    // Sending the answered question again is not a new message.
+    const resent = await expectConflict(
+      await post({ id: 'conv_hist_regen', messages: [question], trigger: 'submit-message' }),
+      fake.requests.length,
+    );
+    expect(resent).toContain('message 1 (user) was answered already');
+    expect(resent).toContain('regenerate');
+
+    // regenerate(): the AI SDK sends the messages before the answer and names the answer.
+    script = () => ({ text: 'Second answer.' });
+    const before = fake.requests.length;
+    const again = await sendChat(server.origin, [question], {
+      token: alice,
+      id: 'conv_hist_regen',
+      trigger: 'regenerate-message',
+      messageId: first.message.id,
+    });
+    expect(textOf(again.message)).toBe('Second answer.');
+    const sent = JSON.stringify(fake.requests[before]!.body);
+    expect(sent.split('Name a colour').length - 1).toBe(1);
+    expect(sent).not.toContain('First answer.');
+    const messages = await stored('conv_hist_regen');
+    expect(messages.map((m) => [m.role, textOf(m)])).toEqual([
+      ['user', 'Name a colour'],
+      ['assistant', 'Second answer.'],
+    ]);
+
+    // And the conversation goes on from the regenerated answer.
+    script = () => ({ text: 'Third answer.' });
+    const next = await sendChat(server.origin, [question, again.message, userMessage('Another')], {
+      token: alice,
+      id: 'conv_hist_regen',
+    });
+    expect(textOf(next.message)).toBe('Third answer.');
+    expect(await stored('conv_hist_regen')).toHaveLength(4);
+    // regenerate() without messageId answers the last message again.
+    script = () => ({ text: 'Fourth answer.' });
+    await sendChat(server.origin, [question, again.message, userMessage('Another')], {
+      token: alice,
+      id: 'conv_hist_regen',
+      trigger: 'regenerate-message',
+    });
+    expect((await stored('conv_hist_regen')).map((m) => textOf(m))).toEqual([
+      'Name a colour',
+      'Second answer.',
+      'Another',
+      'Fourth answer.',
+    ]);
+  });
+
   it('compares a conversation stored in the plain {role, content} form by its text', async () => {
     const created = await fetch(`${server.origin}/api/conversations`, {
       method: 'POST',

@@ -96,10 +96,16 @@ export function toolMethods(
       const entry = registry.tool(name);
       usable('tool', name, entry?.spec, scope.channel.principal);
       const args = params['arguments'] ?? {};
-      if (!isObject(args))
-        return { ...toolError(`Invalid arguments for ${name}: arguments must be an object.`) };
+      const invalid = (why: string) => {
+        // Recorded (and the chat agent's calls too) as PGMCP301, like a tool's own input error.
+        if (scope.note) scope.note.errorCode = ErrorCodes.TOOL_INPUT_INVALID;
+        return {
+          ...toolError(`Invalid arguments for ${name}: ${why}.`, ErrorCodes.TOOL_INPUT_INVALID),
+        };
+      };
+      if (!isObject(args)) return invalid('arguments must be an object');
       const issues = entry!.validate(args);
-      if (issues) return { ...toolError(`Invalid arguments for ${name}: ${issues.join('; ')}.`) };
+      if (issues) return invalid(issues.join('; '));
       try {
         const outcome = await shared.withContext(
           params,
