@@ -13,7 +13,9 @@
 import type { Lookup } from '../../db/call-session.js';
 import { isCatalogRace, shieldedQuery } from '../../db/shielded.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
+import { quoteIdent } from '../../core/sql.js';
 import { isSecretRelation } from '../credentials.js';
+import type { RelationRef } from '../sql-guard.js';
 import { checkCatalogInBody } from './catalog-access.js';
 import { nameParts, tryParse, visitNodes } from './parse-tree.js';
 import {
@@ -145,11 +147,15 @@ async function definitions<R extends object>(
 const ANALYSES = 4;
 
 /**
- * `analyse`, again from the start when the catalog moved under it (CatalogMoved). When it keeps
- * moving, the statement reads objects that other sessions are replacing as it is checked: the
- * answer says so (the statement did not run).
+ * `analyse`, again from the start when the catalog moved under it (CatalogMoved). Before the
+ * next try, `hold` takes the locks that keep what the statement names from moving again (a
+ * session replacing a view in a loop would otherwise win every race on a busy server). When it
+ * still keeps moving, the answer says so (the statement did not run).
  */
-export async function analyseAgain<T>(analyse: () => Promise<T>): Promise<T> {
+export async function analyseAgain<T>(
+  analyse: () => Promise<T>,
+  hold?: () => Promise<void>,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await analyse();
@@ -161,6 +167,30 @@ export async function analyseAgain<T>(analyse: () => Promise<T>): Promise<T> {
           `The views or functions the statement reads were dropped or replaced by another session ${ANALYSES} times while the access policy checked them; the statement did not run. Run it again once they are stable.`,
           { category: 'database' },
         );
+      if (attempt === 1 && hold) await hold();
+    }
+  }
+}
+
+/**
+ * Holds the relations `refs` name (ACCESS SHARE, the lock the statement takes anyway, allowed in
+ * a read-only block) until the call's block ends. LOCK resolves the name after it has the lock,
+ * so a view replaced meanwhile is held in its new form, and a view's lock also holds what it
+ * reads. A name that is no relation (a CTE), one the role may not read, or one that is gone holds
+ * nothing: this only makes the analysis steadier, it decides nothing.
+ */
+export async function holdRelations(lookup: Lookup, refs: readonly RelationRef[]): Promise<void> {
+  for (const ref of refs) {
+    const name =
+      ref.schema === null
+        ? quoteIdent(ref.name)
+        : `${quoteIdent(ref.schema)}.${quoteIdent(ref.name)}`;
+    try {
+      await shieldedQuery(lookup, `LOCK TABLE ${name} IN ACCESS SHARE MODE`, [], {
+        keepLocks: true,
+      });
+    } catch {
+      // Nothing to hold under that name; the analysis goes on as it would have.
     }
   }
 }

@@ -9,7 +9,7 @@ import type { GuardResult } from '../sql-guard.js';
 import type { CredentialScreen } from './credential-screen.js';
 import type { CallCache } from './policy-cache.js';
 import { checkCatalog } from './catalog-access.js';
-import { analyseAgain, checkIndirection } from './indirection.js';
+import { analyseAgain, checkIndirection, holdRelations } from './indirection.js';
 import { createJudge, type Judge } from './policy-judge.js';
 import { maskedDecisions, maskedOutputs } from './masked-use.js';
 import { tryParse } from './parse-tree.js';
@@ -62,12 +62,15 @@ export async function checkPolicy(
   const tree = parsed.ok ? parsed.tree : {};
   // From the statement's names again when another session dropped or replaced what the
   // analysis was following (the statement will see the catalog as it is then).
-  const { relations, columns, setReturning } = await analyseAgain(async () => {
-    const relations = await resolveRelations(lookup, guard.relations);
-    const columns = await enforcePolicy(lookup, judge, relations, tree);
-    const { setReturning } = await checkIndirection(lookup, judge, relations, tree);
-    return { relations, columns, setReturning };
-  });
+  const { relations, columns, setReturning } = await analyseAgain(
+    async () => {
+      const relations = await resolveRelations(lookup, guard.relations);
+      const columns = await enforcePolicy(lookup, judge, relations, tree);
+      const { setReturning } = await checkIndirection(lookup, judge, relations, tree);
+      return { relations, columns, setReturning };
+    },
+    () => holdRelations(lookup, guard.relations),
+  );
   if (!policy.active) return NO_MASKS;
   const rewritten = await checkCatalog(lookup, judge, relations, tree, sql);
   const sent =
