@@ -1,5 +1,6 @@
 // Flat ESLint config. The layer rule below is the dependency direction of STYLE.md:
-// core ← config ← db ← catalog ← tools ← {mcp, llm ← api} ← http ← cli, and db ← auth ← {api, http, cli}.
+// core ← config ← db ← catalog ← tools ← {mcp, llm ← api} ← http ← cli, and
+// db ← state ← {auth, llm} and auth ← {api, http, cli}.
 // testing/ holds builders for tests only; nothing in the product imports it.
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
@@ -12,17 +13,31 @@ const layers = {
   embeddings: ['core', 'config'],
   catalog: ['core', 'config', 'db'],
   tools: ['core', 'config', 'db', 'catalog', 'embeddings'],
-  auth: ['core', 'config', 'db'],
-  llm: ['core', 'config', 'db', 'catalog', 'tools', 'embeddings'],
+  state: ['core', 'config', 'db'],
+  auth: ['core', 'config', 'db', 'state'],
+  llm: ['core', 'config', 'db', 'catalog', 'tools', 'state', 'embeddings'],
   mcp: ['core', 'config', 'db', 'catalog', 'tools', 'embeddings'],
-  api: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'llm', 'embeddings'],
-  http: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api', 'llm', 'embeddings'],
+  api: ['core', 'config', 'db', 'catalog', 'tools', 'state', 'auth', 'llm', 'embeddings'],
+  http: [
+    'core',
+    'config',
+    'db',
+    'catalog',
+    'tools',
+    'state',
+    'auth',
+    'mcp',
+    'api',
+    'llm',
+    'embeddings',
+  ],
   cli: [
     'core',
     'config',
     'db',
     'catalog',
     'tools',
+    'state',
     'auth',
     'mcp',
     'api',
