@@ -13,6 +13,7 @@ export {
   LATEST_VERSION,
   MIGRATIONS,
   migrateState,
+  stateMigrations,
   stateVersion,
   type Migration,
 } from './migrations.js';

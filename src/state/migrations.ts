@@ -1,13 +1,23 @@
-// The state schema, versioned. Each migration runs once, in version order, inside one transaction
-// that holds an advisory lock, so several pgmcp instances starting together apply it exactly
-// once; once the schema is current, opening costs one read and takes no lock.
+// The state schema, versioned: sql/state/NNN_name.sql, each file one migration whose version is
+// its number and whose description (recorded in pgmcp.schema_version) is its `-- description:`
+// line. Each migration runs once, in version order, inside one transaction that holds an
+// advisory lock, so several pgmcp instances starting together apply it exactly once; once the
+// schema is current, opening costs one read and takes no lock.
 //
 // A migration is pending when its version is not recorded, not merely when it is above the
 // highest recorded one: branches add versions side by side (2 on one, 3 on another), and a
 // state database that met 3 first still gets 2 when both land. Each migration must therefore
-// stand on version 1 alone and never depend on a neighbour it was written beside.
+// stand on version 1 alone and never depend on a neighbour it was written beside. A state
+// database knows its migrations by version only, so a released file keeps its number; a change
+// to the schema is a new file.
+import { readdirSync, readFileSync } from 'node:fs';
 import { AppError, ErrorCodes } from '../core/errors.js';
+import { packagePath } from '../core/package-path.js';
 import type { StateDb } from './state-db.js';
+
+const STATE_SCRIPTS_DIR = packagePath('sql/state');
+const SCRIPT_NAME = /^(\d{3})_[a-z0-9_-]+\.sql$/;
+const DESCRIPTION = /^-- description: (.+)$/m;
 
 export interface Migration {
   readonly version: number;
@@ -18,192 +28,21 @@ export interface Migration {
 // Arbitrary but fixed: the advisory lock key that serialises migrations of the pgmcp schema.
 const MIGRATION_LOCK_KEY = 7_046_211_903;
 
-export const MIGRATIONS: readonly Migration[] = [
-  {
-    version: 1,
-    description: 'tokens, users, sessions, login attempts, lockouts, audit',
-    sql: `
-      CREATE TABLE pgmcp.tokens (
-        id uuid PRIMARY KEY,
-        name text NOT NULL,
-        prefix text NOT NULL,
-        token_hash text NOT NULL UNIQUE,
-        roles text[] NOT NULL DEFAULT '{}',
-        bound_database text,
-        pg_role text,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        expires_at timestamptz,
-        last_used_at timestamptz,
-        revoked_at timestamptz
-      );
-      CREATE UNIQUE INDEX tokens_active_name ON pgmcp.tokens (name) WHERE revoked_at IS NULL;
-      CREATE INDEX tokens_prefix ON pgmcp.tokens (prefix);
+/** The migrations in `dir` (sql/state of the installed package), in version order. */
+export function stateMigrations(dir = STATE_SCRIPTS_DIR): Migration[] {
+  const files = readdirSync(dir)
+    .filter((file) => SCRIPT_NAME.test(file))
+    .sort();
+  if (files.length === 0) throw new Error(`no state migrations (NNN_name.sql) in ${dir}`);
+  return files.map((file) => {
+    const sql = readFileSync(`${dir}/${file}`, 'utf8');
+    const description = DESCRIPTION.exec(sql)?.[1]?.trim();
+    if (!description) throw new Error(`${dir}/${file} has no "-- description:" line`);
+    return { version: Number(SCRIPT_NAME.exec(file)![1]), description, sql };
+  });
+}
 
-      CREATE TABLE pgmcp.users (
-        id uuid PRIMARY KEY,
-        username text NOT NULL UNIQUE,
-        password_hash text NOT NULL,
-        roles text[] NOT NULL DEFAULT '{}',
-        pg_role text,
-        disabled boolean NOT NULL DEFAULT false,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        updated_at timestamptz NOT NULL DEFAULT now(),
-        last_login_at timestamptz
-      );
-
-      CREATE TABLE pgmcp.sessions (
-        id uuid PRIMARY KEY,
-        token_hash text NOT NULL UNIQUE,
-        user_id uuid NOT NULL REFERENCES pgmcp.users (id) ON DELETE CASCADE,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        expires_at timestamptz NOT NULL,
-        last_used_at timestamptz,
-        client_address text
-      );
-      CREATE INDEX sessions_user ON pgmcp.sessions (user_id);
-      CREATE INDEX sessions_expires ON pgmcp.sessions (expires_at);
-
-      -- Failed logins only; the flags are cleared when a lock is set (and, for the user, on a
-      -- successful login) so the next window starts from zero.
-      CREATE TABLE pgmcp.login_attempts (
-        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        username text NOT NULL,
-        client_address text,
-        at timestamptz NOT NULL DEFAULT now(),
-        counts_for_user boolean NOT NULL DEFAULT true,
-        counts_for_address boolean NOT NULL DEFAULT true
-      );
-      CREATE INDEX login_attempts_user ON pgmcp.login_attempts (username, at);
-      CREATE INDEX login_attempts_address ON pgmcp.login_attempts (client_address, at);
-      CREATE INDEX login_attempts_at ON pgmcp.login_attempts (at);
-
-      CREATE TABLE pgmcp.lockouts (
-        subject_kind text NOT NULL CHECK (subject_kind IN ('user', 'address')),
-        subject text NOT NULL,
-        locked_until timestamptz NOT NULL,
-        PRIMARY KEY (subject_kind, subject)
-      );
-
-      CREATE TABLE pgmcp.audit (
-        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        at timestamptz NOT NULL DEFAULT now(),
-        event text NOT NULL,
-        outcome text NOT NULL,
-        principal_kind text,
-        principal_id text,
-        client_address text,
-        database text,
-        tool text,
-        duration_ms integer,
-        details jsonb NOT NULL DEFAULT '{}'
-      );
-      CREATE INDEX audit_at ON pgmcp.audit (at);
-    `,
-  },
-  {
-    version: 2,
-    description: 'conversations (chat history per owner, with token usage)',
-    // The owner is part of the key: a conversation id names nothing outside its owner's own
-    // list, so a lookup of another owner's id finds no row (a 404), and a client-chosen id
-    // (useChat's) can never collide with someone else's. title and preview are kept beside
-    // the messages so listing never reads the jsonb.
-    sql: `
-      CREATE TABLE pgmcp.conversations (
-        owner text NOT NULL,
-        id text NOT NULL,
-        username text NOT NULL,
-        title text NOT NULL,
-        title_set boolean NOT NULL DEFAULT false,
-        preview text NOT NULL DEFAULT '',
-        provider text,
-        model text,
-        connection text,
-        messages jsonb NOT NULL DEFAULT '[]',
-        message_count integer NOT NULL DEFAULT 0,
-        input_tokens bigint NOT NULL DEFAULT 0,
-        output_tokens bigint NOT NULL DEFAULT 0,
-        total_tokens bigint NOT NULL DEFAULT 0,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        updated_at timestamptz NOT NULL DEFAULT now(),
-        PRIMARY KEY (owner, id)
-      );
-      CREATE INDEX conversations_recent ON pgmcp.conversations (owner, updated_at DESC, id DESC);
-    `,
-  },
-  {
-    version: 3,
-    description:
-      'built-in OAuth authorization server: signing keys, clients, requests, codes, refresh tokens',
-    // Users are named, not referenced by id: a removed user's grants are refused at use (the
-    // token endpoint reads pgmcp.users), and the tables stand on version 1 alone.
-    sql: `
-      CREATE TABLE pgmcp.oauth_keys (
-        kid text PRIMARY KEY,
-        alg text NOT NULL,
-        public_jwk jsonb NOT NULL,
-        private_jwk jsonb NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-        retired_at timestamptz
-      );
-
-      CREATE TABLE pgmcp.oauth_clients (
-        client_id text PRIMARY KEY,
-        kind text NOT NULL CHECK (kind IN ('registered', 'metadata_document')),
-        client_name text,
-        redirect_uris text[] NOT NULL,
-        metadata jsonb NOT NULL DEFAULT '{}',
-        created_at timestamptz NOT NULL DEFAULT now(),
-        fetched_at timestamptz NOT NULL DEFAULT now()
-      );
-
-      -- An authorization in progress in one browser: between the authorize request, the login
-      -- form and the consent form. Only hashes of its id, CSRF token and browser cookie are kept.
-      CREATE TABLE pgmcp.oauth_requests (
-        id_hash text PRIMARY KEY,
-        browser_hash text NOT NULL,
-        csrf_hash text NOT NULL,
-        client_id text NOT NULL,
-        redirect_uri text NOT NULL,
-        scopes text[] NOT NULL,
-        state text,
-        code_challenge text NOT NULL,
-        resource text NOT NULL,
-        username text,
-        expires_at timestamptz NOT NULL
-      );
-      CREATE INDEX oauth_requests_expires ON pgmcp.oauth_requests (expires_at);
-
-      CREATE TABLE pgmcp.oauth_codes (
-        code_hash text PRIMARY KEY,
-        family uuid NOT NULL,
-        client_id text NOT NULL,
-        username text NOT NULL,
-        redirect_uri text NOT NULL,
-        scopes text[] NOT NULL,
-        resource text NOT NULL,
-        code_challenge text NOT NULL,
-        expires_at timestamptz NOT NULL,
-        used_at timestamptz
-      );
-      CREATE INDEX oauth_codes_expires ON pgmcp.oauth_codes (expires_at);
-
-      CREATE TABLE pgmcp.oauth_refresh_tokens (
-        token_hash text PRIMARY KEY,
-        family uuid NOT NULL,
-        client_id text NOT NULL,
-        username text NOT NULL,
-        scopes text[] NOT NULL,
-        resource text NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        expires_at timestamptz NOT NULL,
-        used_at timestamptz,
-        revoked_at timestamptz
-      );
-      CREATE INDEX oauth_refresh_family ON pgmcp.oauth_refresh_tokens (family);
-      CREATE INDEX oauth_refresh_user ON pgmcp.oauth_refresh_tokens (username);
-    `,
-  },
-];
+export const MIGRATIONS: readonly Migration[] = stateMigrations();
 
 export const LATEST_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
