@@ -1,8 +1,11 @@
 // Flat ESLint config. The layer rule below is the dependency direction of STYLE.md:
-// core ← config ← db ← catalog ← tools ← {mcp, llm ← api} ← http ← cli, and db ← auth ← {api, http, cli}.
-// testing/ holds builders for tests only; nothing in the product imports it.
+// core ← config ← db ← catalog ← tools ← {mcp, llm ← api} ← http ← cli, and
+// db ← state ← {auth, llm, api, http, cli} and auth ← {api, http, cli}.
+// testing/ holds builders for tests only; nothing in the product imports it, the unit tests
+// beside the code (*.test.ts) may. Imports name the compiled .js; the resolver finds the .ts
+// behind them, without which the rule could not tell where an import leads and would pass all.
 import tseslint from 'typescript-eslint';
-import importX from 'eslint-plugin-import-x';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import { builtinModules } from 'node:module';
 
 const layers = {
@@ -12,17 +15,31 @@ const layers = {
   embeddings: ['core', 'config'],
   catalog: ['core', 'config', 'db'],
   tools: ['core', 'config', 'db', 'catalog', 'embeddings'],
-  auth: ['core', 'config', 'db'],
-  llm: ['core', 'config', 'db', 'catalog', 'tools', 'embeddings'],
+  state: ['core', 'config', 'db'],
+  auth: ['core', 'config', 'db', 'state'],
+  llm: ['core', 'config', 'db', 'catalog', 'tools', 'state', 'embeddings'],
   mcp: ['core', 'config', 'db', 'catalog', 'tools', 'embeddings'],
-  api: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'llm', 'embeddings'],
-  http: ['core', 'config', 'db', 'catalog', 'tools', 'auth', 'mcp', 'api', 'llm', 'embeddings'],
+  api: ['core', 'config', 'db', 'catalog', 'tools', 'state', 'auth', 'llm', 'embeddings'],
+  http: [
+    'core',
+    'config',
+    'db',
+    'catalog',
+    'tools',
+    'state',
+    'auth',
+    'mcp',
+    'api',
+    'llm',
+    'embeddings',
+  ],
   cli: [
     'core',
     'config',
     'db',
     'catalog',
     'tools',
+    'state',
     'auth',
     'mcp',
     'api',
@@ -60,6 +77,9 @@ export default tseslint.config(
   {
     files: ['**/*.ts', '**/*.mjs', '**/*.js'],
     plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensionAlias: { '.js': ['.ts', '.js'] } })],
+    },
     rules: {
       'import-x/no-restricted-paths': ['error', { zones }],
       'no-restricted-imports': [
@@ -81,6 +101,15 @@ export default tseslint.config(
   {
     files: ['src/cli/**', 'bench/**', 'scripts/**', 'test/**', 'examples/**'],
     rules: { 'no-console': 'off' },
+  },
+  {
+    files: ['src/**/*.test.ts'],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        { zones: zones.filter((zone) => zone.from !== './src/testing') },
+      ],
+    },
   },
   {
     files: ['src/**/*.test.ts', 'test/**'],

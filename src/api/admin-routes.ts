@@ -3,7 +3,8 @@
 // the audit records; these routes shape requests and answers. Secrets leave only once: the
 // raw token in the answer to its creation. Lists carry prefixes, never hashes.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { MIN_PASSWORD_LENGTH, parseLifetime } from '../auth/index.js';
+import { parseLifetime } from '../auth/index.js';
+import { MIN_PASSWORD_LENGTH } from '../state/index.js';
 import type { Principal } from '../core/principal.js';
 import type { ApiDeps } from './deps.js';
 import { ApiError } from './errors.js';

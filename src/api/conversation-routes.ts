@@ -1,5 +1,5 @@
 // /api/conversations (pgEdge-compatible): each signed-in caller's saved chats. The store keeps every
-// owner's conversations apart (auth/conversation-store.ts); here requests and answers are shaped.
+// owner's conversations apart (state/conversation-store.ts); here requests and answers are shaped.
 // Conversations need a signed-in caller: the routes are marked auth 'required', so an anonymous
 // caller (no token, or a server with authentication off and no token sent) gets 401 before
 // anything is read. Another caller's id is a 404, exactly like an id that never existed.
@@ -9,7 +9,7 @@ import {
   type ConversationRecord,
   type ConversationStore,
   type ConversationSummary,
-} from '../auth/index.js';
+} from '../state/index.js';
 import type { Principal } from '../core/principal.js';
 import { ApiError } from './errors.js';
 import { signedIn } from './guard.js';

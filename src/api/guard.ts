@@ -2,7 +2,8 @@
 // these checks run again in the handlers so a route can never be served open by a wiring slip.
 import type { FastifyRequest } from 'fastify';
 import type { ChangeContext } from '../auth/index.js';
-import { actorOf, bearerFromHeader } from '../auth/index.js';
+import { bearerFromHeader } from '../auth/index.js';
+import { actorOf } from '../state/index.js';
 import type { Principal } from '../core/principal.js';
 import { ApiError, BEARER_CHALLENGE } from './errors.js';
 

@@ -1,6 +1,6 @@
 // The JSON shapes /api answers with. Built field by field from the store records, so a hash or
 // a secret can never slip into a list because a record grew a column.
-import type { TokenRecord, UserRecord } from '../auth/index.js';
+import type { TokenRecord, UserRecord } from '../state/index.js';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 

@@ -8,19 +8,19 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
-import { createAuditLog, type AuditLog } from './audit.js';
-import { createConversationStore, type ConversationStore } from './conversation-store.js';
-import type { LockoutPolicy } from './lockout.js';
-import { bearerKind, hashBearer, type ScryptParams } from './secrets.js';
+import { createAuditLog, type AuditLog } from '../state/audit.js';
+import { createConversationStore, type ConversationStore } from '../state/conversation-store.js';
+import type { LockoutPolicy } from '../state/lockout.js';
+import { bearerKind, hashBearer, type ScryptParams } from '../state/secrets.js';
 import {
   createSessionStore,
   type SessionStore,
   type SessionStoreOptions,
-} from './session-store.js';
-import { openStateDatabase, type OpenStateOptions, type StateDb } from './state-db.js';
-import { createTokenStore, type TokenStore } from './token-store.js';
-import type { AuthFailure, Invalidation, LapseReason, Verified } from './types.js';
-import { createUserStore, type UserStore } from './user-store.js';
+} from '../state/session-store.js';
+import { openStateDatabase, type OpenStateOptions, type StateDb } from '../state/state-db.js';
+import { createTokenStore, type TokenStore } from '../state/token-store.js';
+import type { AuthFailure, Invalidation, LapseReason, Verified } from '../state/types.js';
+import { createUserStore, type UserStore } from '../state/user-store.js';
 
 export interface Authenticator {
   readonly db: StateDb;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../core/errors.js';
 import { ANONYMOUS } from '../core/principal.js';
-import { createAuditLog, scrubDetails } from './audit.js';
+import { createAuditLog, scrubDetails } from '../state/audit.js';
 import { parseLifetime } from './duration.js';
 import {
   bearerKind,
@@ -14,7 +14,7 @@ import {
   newBearerSecret,
   sameDigest,
   verifyPassword,
-} from './secrets.js';
+} from '../state/secrets.js';
 
 const FAST = { N: 1024, r: 8, p: 1 };
 

@@ -2,7 +2,7 @@
 // audit.file): the MCP dispatcher's and the chat agent's alike, both reported through the app's
 // exchange records (tools/tool-call-record.ts). Its own module so stdio can use it without
 // loading the HTTP stack.
-import type { AuditLog } from '../auth/index.js';
+import type { AuditLog } from '../state/index.js';
 import type { App } from './app.js';
 
 export function auditToolCalls(app: App, audit: AuditLog): void {

@@ -4,15 +4,9 @@
 // the directory), otherwise by starting the embedded database for the length of the command.
 import { userInfo } from 'node:os';
 import type { Logger } from 'pino';
-import {
-  openAuth,
-  parseLifetime,
-  type Authenticator,
-  type ChangeContext,
-  type TokenRecord,
-  type UserRecord,
-} from '../auth/index.js';
-import { createSigningKeys } from '../auth/oauth/signing-keys.js';
+import { openAuth, parseLifetime, type Authenticator, type ChangeContext } from '../auth/index.js';
+import { createSigningKeys } from '../state/oauth/signing-keys.js';
+import type { TokenRecord, UserRecord } from '../state/index.js';
 import { configError, type Config } from '../config/index.js';
 import { createLogger } from './logger.js';
 import { readNewPassword } from './password-input.js';

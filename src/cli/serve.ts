@@ -120,7 +120,7 @@ export async function serve(config: Config, composition: ServeComposition = {}):
     // stdio opens no state database: tool calls are audited to audit.file when there is one.
     // Before `ready`, so no call goes unaudited.
     if (config.audit.file !== null) {
-      const { createAuditLog } = await import('../auth/index.js');
+      const { createAuditLog } = await import('../state/index.js');
       const audit = createAuditLog({
         db: null,
         file: config.audit.file,

@@ -1,5 +1,5 @@
 // What the chat loop needs from the conversation store and the compactor, stated here so the
-// loop depends on shapes, not on their layers: auth/conversation-store.ts satisfies the store,
+// loop depends on shapes, not on their layers: state/conversation-store.ts satisfies the store,
 // the compaction of POST /api/chat/compact the compactor. Both are optional.
 import type { ModelMessage } from 'ai';
 import type { LlmProviderType } from '../config/index.js';

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createAuth, openStateDatabase, type StateDb } from '../../src/auth/index.js';
+import { createAuth } from '../../src/auth/index.js';
+import { openStateDatabase, type StateDb } from '../../src/state/index.js';
 import { realPostgres, withClient, type RealPostgres } from '../helpers/postgres.js';
 import {
   rawHttp,

@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { generateKeyPair } from 'jose';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashBearer } from '../../src/auth/secrets.js';
+import { hashBearer } from '../../src/state/secrets.js';
 import { ErrorCodes } from '../../src/core/errors.js';
 import { parseBearerChallenge, RFC6750_TEXT } from '../helpers/challenge.js';
 import { startFakeIssuer, type FakeIssuer } from '../helpers/issuer.js';

@@ -9,14 +9,8 @@ import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fast
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerApiRoutes } from '../../src/api/index.js';
-import {
-  createAuditLog,
-  createAuth,
-  isAuthFailure,
-  openStateDatabase,
-  type Authenticator,
-  type StateDb,
-} from '../../src/auth/index.js';
+import { createAuth, isAuthFailure, type Authenticator } from '../../src/auth/index.js';
+import { createAuditLog, openStateDatabase, type StateDb } from '../../src/state/index.js';
 import { ANONYMOUS, type Principal } from '../../src/core/principal.js';
 import { createFakeContext } from '../../src/testing/fake-context.js';
 import { registerAuthenticateUser } from '../../src/tools/builtin/index.js';

@@ -6,19 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuth, hashBearer, isAuthFailure, type Authenticator } from '../../src/auth/index.js';
 import {
   createAuditLog,
-  createAuth,
-  hashBearer,
-  isAuthFailure,
   LATEST_VERSION,
   MIGRATIONS,
   migrateState,
   openStateDatabase,
   stateVersion,
-  type Authenticator,
   type StateDb,
-} from '../../src/auth/index.js';
+} from '../../src/state/index.js';
 import { ErrorCodes, isAppError } from '../../src/core/errors.js';
 import { realPostgres, throwawayDatabase, type RealPostgres } from '../helpers/postgres.js';
 

@@ -10,14 +10,13 @@ import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fast
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerApiRoutes } from '../../src/api/index.js';
+import { createAuth, type Authenticator } from '../../src/auth/index.js';
 import {
   CONVERSATION_LIMITS,
-  createAuth,
   createConversationStore,
   openStateDatabase,
-  type Authenticator,
   type StateDb,
-} from '../../src/auth/index.js';
+} from '../../src/state/index.js';
 import { ErrorCodes, isAppError } from '../../src/core/errors.js';
 import { ANONYMOUS, type Principal } from '../../src/core/principal.js';
 import { registerAuthentication } from '../../src/http/authenticate.js';

@@ -10,9 +10,9 @@ import type { Authenticator } from '../authenticator.js';
 import type { ClaimMapping } from './claims.js';
 import { createClientDirectory, type ClientDirectory } from './clients.js';
 import { fetchPolicyFor } from './fetch-guard.js';
-import { createGrants, type Grants, type RefreshGrant } from './grants.js';
+import { createGrants, type Grants, type RefreshGrant } from '../../state/oauth/grants.js';
 import type { LocalIssuer, OAuthSettings } from './resource-server.js';
-import { createSigningKeys, type SigningKeys } from './signing-keys.js';
+import { createSigningKeys, type SigningKeys } from '../../state/oauth/signing-keys.js';
 
 export interface TokenResponse {
   access_token: string;

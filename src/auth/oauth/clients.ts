@@ -6,7 +6,7 @@
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { FetchPolicy } from './fetch-guard.js';
 import { fetchJson, FetchProblem } from './fetch-json.js';
-import type { ClientRecord, Grants } from './grants.js';
+import type { ClientRecord, Grants } from '../../state/oauth/grants.js';
 
 const MAX_REDIRECT_URIS = 10;
 const MAX_URI_LENGTH = 2000;

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { ErrorCodes } from '../../core/errors.js';
 import { Refusals } from '../../core/refusals.js';
-import type { AuthFailure } from '../types.js';
+import type { AuthFailure } from '../../state/types.js';
 import type { FetchPolicy } from './fetch-guard.js';
 import { fetchJson, FetchProblem } from './fetch-json.js';
 import type { OAuthSettings } from './resource-server.js';

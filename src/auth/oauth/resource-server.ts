@@ -9,7 +9,7 @@ import type { Config } from '../../config/index.js';
 import { ErrorCodes } from '../../core/errors.js';
 import type { Principal } from '../../core/principal.js';
 import { claimRefused, Refusals } from '../../core/refusals.js';
-import type { AuthFailure } from '../types.js';
+import type { AuthFailure } from '../../state/types.js';
 import { principalFromClaims, type ClaimMapping } from './claims.js';
 import { fetchPolicyFor } from './fetch-guard.js';
 import { createIntrospection, type Introspection } from './introspection.js';

@@ -1,5 +1,5 @@
-// The secrets auth deals in: bearer tokens (API tokens and login sessions), kept only as
-// SHA-256 hex, and passwords, kept as scrypt hashes with their own salt and parameters.
+// The secrets the state database keeps for auth: bearer tokens (API tokens and login sessions),
+// kept only as SHA-256 hex, and passwords, kept as scrypt hashes with their own salt and parameters.
 // Every comparison of secret-derived bytes is constant-time.
 import { hash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
