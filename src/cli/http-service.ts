@@ -46,7 +46,7 @@ export async function openHttpService(
   });
   const oauthSettings = config.auth.oauth;
   const authorizationServer = oauthSettings.server.enabled
-    ? createAuthorizationServer(auth, oauthSettings, { loopbackIssuer: loopback })
+    ? createAuthorizationServer(auth, oauthSettings, { loopbackIssuer: loopback, logger })
     : null;
   try {
     // The first start makes the signing key, so the JWKS is never empty once serving.

@@ -423,8 +423,9 @@ const oauthSchema = section({
   /**
    * Hosts pgmcp's own fetches (client metadata documents, issuer metadata and keys,
    * introspection) may reach although they are on loopback, private, link-local or other
-   * special addresses: host names, IP addresses or CIDR ranges. The configured issuers' and
-   * introspection endpoint's hosts are allowed without being listed.
+   * special addresses: host names, IP addresses or CIDR ranges, every port of them. The
+   * configured issuers and introspection endpoint are allowed without being listed, at their own
+   * origin (scheme, host and port) only.
    */
   allowedFetchHosts: stringList(fetchHostItem).default([]),
   server: oauthServerSchema,

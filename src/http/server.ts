@@ -88,6 +88,7 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
       ? { lapsedBearers: (hashes) => verifier.lapsedBearers!(hashes) }
       : null,
     oauthClockSkewSeconds: deps.auth?.oauth?.clockSkewSeconds ?? 0,
+    introspection: deps.auth?.oauth?.server.introspection ?? null,
     logger,
   });
   const policy = createOriginPolicy({

@@ -1,6 +1,8 @@
 // The cost side of re-checking open streams: one batched re-check per interval for all of
 // them, none once no stream is open, one log line per lapsed credential, streams kept open while
-// the state database is out of reach, and OAuth tokens judged by their exp without a query.
+// the state database is out of reach, OAuth tokens judged by their exp without a query, and
+// opaque OAuth tokens asked about again at the introspection endpoint: no more often than its
+// answers are cached, a few at a time, streams kept open while it is out of reach.
 // (The end-to-end behaviour, over HTTP with real processes, is test/e2e/stream-credentials.)
 import { pino } from 'pino';
 import { Writable } from 'node:stream';
@@ -8,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../core/principal.js';
 import {
   createStreamWatch,
+  MAX_PARALLEL_INTROSPECTIONS,
   MIN_RECHECK_MS,
   type LapseReason,
   type StreamCredential,
@@ -139,6 +142,102 @@ describe('stream watch', () => {
     await vi.advanceTimersByTimeAsync(500);
     expect(closed).toEqual(['expired']);
     expect(recheck.lapsedBearers).not.toHaveBeenCalled();
+    watch.close();
+  });
+
+  const introspected = (
+    key: string,
+    reintrospect: () => Promise<'active' | LapseReason>,
+    expiresAt: number | null = null,
+  ): StreamCredential => ({
+    key,
+    stateChecked: false,
+    expiresAt,
+    reintrospect,
+    principal: principal(key, 'oauth'),
+  });
+
+  it('asks the introspection endpoint again no more often than its answers are cached', async () => {
+    const { logger, lines } = recorder();
+    const recheck = { lapsedBearers: vi.fn(async () => new Map<string, LapseReason>()) };
+    const introspection = { introspects: () => true, recheck: vi.fn(), cacheMs: 2_000 };
+    const watch = createStreamWatch({
+      intervalMs: 500,
+      recheck,
+      oauthClockSkewSeconds: 0,
+      introspection,
+      logger,
+    });
+    let answer: 'active' | LapseReason = 'active';
+    const asked: string[] = [];
+    const closed: string[] = [];
+    const ask = (key: string) => async () => {
+      asked.push(key);
+      return answer;
+    };
+    // Without an exp, and with one far off: both are asked about.
+    watch.watch(introspected('noexp', ask('noexp')), (r) => closed.push(`noexp:${r}`));
+    watch.watch(introspected('exp', ask('exp'), Date.now() + 3600_000), (r) =>
+      closed.push(`exp:${r}`),
+    );
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(asked).toEqual([]);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(asked.sort()).toEqual(['exp', 'noexp']);
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(asked).toHaveLength(2);
+    answer = 'revoked';
+    await vi.advanceTimersByTimeAsync(500);
+    expect(asked).toHaveLength(4);
+    expect(closed.sort()).toEqual(['exp:revoked', 'noexp:revoked']);
+    expect(watch.size).toBe(0);
+    expect(lines.filter((l) => l['reason'] === 'revoked')).toHaveLength(2);
+    expect(recheck.lapsedBearers).not.toHaveBeenCalled();
+    expect(introspection.recheck).not.toHaveBeenCalled(); // the credential's own closure asks
+    expect(vi.getTimerCount()).toBe(0);
+    watch.close();
+  });
+
+  it('asks about a few tokens at a time, and keeps streams open while the endpoint is away', async () => {
+    const { logger, lines } = recorder();
+    const watch = createStreamWatch({
+      intervalMs: 500,
+      recheck: null,
+      oauthClockSkewSeconds: 0,
+      introspection: { introspects: () => true, recheck: vi.fn(), cacheMs: 0 },
+      logger,
+    });
+    let inFlight = 0;
+    let most = 0;
+    let down = true;
+    const asked: string[] = [];
+    const ask = (key: string) => async (): Promise<'active' | LapseReason> => {
+      asked.push(key);
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((r) => setTimeout(r, 100));
+      inFlight--;
+      if (down) throw new Error('connect ECONNREFUSED 127.0.0.1:9');
+      return key === 't3' ? 'revoked' : 'active';
+    };
+    const closed: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      watch.watch(introspected(`t${i}`, ask(`t${i}`)), (r) => closed.push(`t${i}:${r}`));
+    }
+    await vi.advanceTimersByTimeAsync(500 * 4);
+    expect(asked.length).toBeGreaterThanOrEqual(20);
+    expect(most).toBe(MAX_PARALLEL_INTROSPECTIONS);
+    expect(closed).toEqual([]);
+    expect(watch.size).toBe(10);
+    const away = lines.filter((l) => String(l['msg']).includes('introspection endpoint'));
+    expect(away).toHaveLength(1);
+    expect(JSON.stringify(away[0])).toContain('ECONNREFUSED');
+
+    down = false;
+    await vi.advanceTimersByTimeAsync(500 * 2);
+    expect(closed).toEqual(['t3:revoked']);
+    expect(watch.size).toBe(9);
+    expect(lines.filter((l) => l['msg'] === 'open streams are re-checked again')).toHaveLength(1);
     watch.close();
   });
 });

@@ -2,9 +2,11 @@
 // stream and a modern subscriptions/listen opened with a token end within auth.cacheTtlMs once
 // the token is revoked by the CLI (another process), its user is disabled, its login session
 // expires, or its OAuth access token's exp passes — on every server instance sharing the state
-// database. The listen ends with a final JSON-RPC error, the closing is logged once, and the
-// same credential gets 401 afterwards. Real server processes, a PostgreSQL state database, raw
-// HTTP for the wire and the SDK v2 client for the listen.
+// database — and soon after the introspection endpoint stops calling an opaque token active.
+// The listen ends with a final JSON-RPC error, the closing is logged once, and the same
+// credential gets 401 afterwards. Real server processes, a PostgreSQL state database, raw HTTP
+// for the wire and the SDK v2 client for the listen.
+import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -406,4 +408,105 @@ describe.skipIf(!info)('streams of an OAuth access token that expires', () => {
       await sdk.client.close().catch(() => undefined);
     }
   });
+});
+
+describe.skipIf(!info)('streams of an opaque OAuth token checked by introspection', () => {
+  const pgInfo = info as RealPostgres;
+  const state = throwawayDatabase(pgInfo, 'pgmcp_streams_introspection');
+  const root = mkdtempSync(join(tmpdir(), 'pgmcp-stream-introspection-'));
+  /** introspection.cacheSeconds: the endpoint is asked again every max(this, cacheTtlMs). */
+  const INTROSPECTION_CACHE_MS = 1_000;
+  let idp: FakeIssuer;
+  let server: HttpServer;
+
+  beforeAll(async () => {
+    idp = await startFakeIssuer();
+    const config = join(root, 'pgmcp.yaml');
+    writeFileSync(
+      config,
+      [
+        'auth:',
+        '  oauth:',
+        '    requireAuthorization: true',
+        '    clockSkewSeconds: 0',
+        '    introspection:',
+        `      url: "${idp.issuer}/introspect"`,
+        `      cacheSeconds: ${INTROSPECTION_CACHE_MS / 1000}`,
+        '',
+      ].join('\n'),
+    );
+    const env = serverEnv({
+      PGMCP_LOG_LEVEL: 'info',
+      PGMCP_STATE_URL: state.url,
+      PGMCP_AUTH_CACHE_TTL_MS: String(CACHE_TTL_MS),
+    });
+    server = await startHttpServer(['--database', pgInfo.url, '--config', config], { env });
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await idp?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it(
+    'ends the streams of a token the authorization server no longer calls active, with or without exp',
+    { timeout: 60_000 },
+    async () => {
+      const noExp = `opaque-${randomUUID()}`;
+      const withExp = `opaque-${randomUUID()}`;
+      const kept = `opaque-${randomUUID()}`;
+      const claims = { aud: server.url, scope: 'analyst' };
+      idp.opaque.set(noExp, { ...claims, sub: 'no-exp' });
+      idp.opaque.set(withExp, {
+        ...claims,
+        sub: 'with-exp',
+        exp: Math.floor(Date.now() / 1000) + 3600,
+      });
+      idp.opaque.set(kept, { ...claims, sub: 'kept' });
+      const get = await openGetStream(server.url, noExp);
+      const listenNoExp = await openListen(server.url, noExp, 'listen-no-exp');
+      const listenWithExp = await openListen(server.url, withExp, 'listen-with-exp');
+      const bystander = await openListen(server.url, kept, 'listen-kept');
+      const sdk = await sdkListen(server.url, withExp);
+      try {
+        // While the tokens are active the endpoint is asked again, and nothing closes.
+        const asked = idp.hits.get('/introspect') ?? 0;
+        await new Promise((r) => setTimeout(r, INTROSPECTION_CACHE_MS * 2.5));
+        expect(idp.hits.get('/introspect') ?? 0).toBeGreaterThan(asked);
+        for (const s of [get, listenNoExp, listenWithExp, bystander]) {
+          expect(s.isEnded()).toBe(false);
+        }
+
+        // Revoked at the authorization server: it answers { active: false } from now on.
+        idp.opaque.delete(noExp);
+        idp.opaque.delete(withExp);
+        const revokedAt = Date.now();
+        const within = INTROSPECTION_CACHE_MS + MARGIN_MS;
+        const ends = await Promise.all(
+          [get, listenNoExp, listenWithExp].map((s) => endsWithin(s, within)),
+        );
+        expect(ends.map((at) => at !== null)).toEqual([true, true, true]);
+        for (const at of ends) expect(at! - revokedAt).toBeLessThan(within);
+        expect(await sdk.subscription.closed).toBe('remote');
+        expectLapsedAnswer(listenNoExp, 'listen-no-exp', 'revoked');
+        expectLapsedAnswer(listenWithExp, 'listen-with-exp', 'revoked');
+        expect(bystander.isEnded()).toBe(false);
+        // Refused at once, although an active answer for it may still have been cached.
+        expect(await statusWith(server.url, noExp)).toBe(401);
+        expect(await statusWith(server.url, withExp)).toBe(401);
+        expect(await statusWith(server.url, kept)).toBe(200);
+
+        // One line per token, never the token.
+        const log = server.stderr();
+        const lines = log.split('\n').filter((l) => l.includes(LAPSED_LOG));
+        expect(lines.filter((l) => l.includes('"user":"no-exp"'))).toHaveLength(1);
+        expect(lines.filter((l) => l.includes('"user":"with-exp"'))).toHaveLength(1);
+        for (const token of [noExp, withExp, kept]) expect(log).not.toContain(token);
+      } finally {
+        bystander.destroy();
+        await sdk.client.close().catch(() => undefined);
+      }
+    },
+  );
 });

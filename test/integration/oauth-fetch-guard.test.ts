@@ -7,7 +7,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthFailure } from '../../src/auth/index.js';
-import { createFetchPolicy } from '../../src/auth/oauth/fetch-guard.js';
+import { createFetchPolicy, fetchPolicyFor } from '../../src/auth/oauth/fetch-guard.js';
 import { fetchJson, FetchProblem } from '../../src/auth/oauth/fetch-json.js';
 import { createResourceServer } from '../../src/auth/oauth/resource-server.js';
 import { configSchema } from '../../src/config/schema.js';
@@ -120,6 +120,39 @@ describe("pgmcp's own fetches and internal addresses", () => {
       ok: true,
     });
     expect(first.connections).toBe(at + 1);
+  });
+
+  it("allows a configured issuer's origin, not the other ports of its host", async () => {
+    // Two listeners on 127.0.0.2: the issuer's configured port, and another one.
+    const other = await listen('127.0.0.2');
+    const issuer = await listen('127.0.0.2');
+    try {
+      for (const settings of [
+        { authorizationServers: [issuer.url('/realms/a')] },
+        { introspection: { url: issuer.url('/introspect') } },
+        { server: { issuer: issuer.url('') } },
+      ]) {
+        const policy = fetchPolicyFor(configSchema.parse({ auth: { oauth: settings } }).auth.oauth);
+        const at = issuer.connections;
+        expect(await fetchJson(issuer.url('/jwks'), { ...LIMITS, policy })).toEqual({ ok: true });
+        expect(issuer.connections).toBe(at + 1);
+        for (const url of [
+          other.url('/jwks'),
+          `http://127.0.0.2:${other.port}/`,
+          `http://[::ffff:127.0.0.2]:${issuer.port}/jwks`,
+        ]) {
+          const refused = await problem(fetchJson(url, { ...LIMITS, policy }));
+          expect(refused.kind, url).toBe('forbidden');
+        }
+        expect(other.connections).toBe(0);
+      }
+      // Listed in allowedFetchHosts, the host is allowed on every port.
+      const listed = createFetchPolicy(['127.0.0.2']);
+      expect(await fetchJson(other.url(), { ...LIMITS, policy: listed })).toEqual({ ok: true });
+      expect(other.connections).toBe(1);
+    } finally {
+      await Promise.all([close(other), close(issuer)]);
+    }
   });
 
   it('follows no redirect, so a listed host cannot send a fetch on to an internal one', async () => {

@@ -5,6 +5,7 @@
 // key set read locally instead of over HTTP.
 import { createHash, randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
+import type { Logger } from 'pino';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { Authenticator } from '../authenticator.js';
 import type { ClaimMapping } from './claims.js';
@@ -60,7 +61,7 @@ function invalidGrant(message: string): AppError {
 export function createAuthorizationServer(
   auth: Authenticator,
   settings: OAuthSettings,
-  options: { loopbackIssuer: boolean },
+  options: { loopbackIssuer: boolean; logger?: Logger | null },
 ): AuthorizationServer {
   const server = settings.server;
   const grants = createGrants(auth.db);
@@ -69,6 +70,7 @@ export function createAuthorizationServer(
     documents: server.clientMetadataDocuments,
     allowLoopbackDocuments: options.loopbackIssuer,
     policy: fetchPolicyFor(settings),
+    logger: options.logger ?? null,
   });
   // Unset, the issuer is the public origin: the configured audience's, else the request's.
   const publicOrigin = settings.audience ? new URL(settings.audience).origin : null;

@@ -2,7 +2,10 @@
 // (POST /oauth/register) and clients whose id is the https URL of a Client ID Metadata Document,
 // fetched (bounded in time and size, no redirects) and cached in the state database. Either way
 // only public clients with PKCE: no client secrets are issued or accepted. Redirect URIs are
-// compared exactly, never by prefix.
+// compared exactly, never by prefix. A document that cannot be fetched is logged with the reason;
+// the client is told only that it was not allowed or could not be fetched, never whether a port
+// answered or what kind of address its host resolves to, so a client_id URL is no port scanner.
+import type { Logger } from 'pino';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { FetchPolicy } from './fetch-guard.js';
 import { fetchJson, FetchProblem } from './fetch-json.js';
@@ -126,7 +129,13 @@ export interface ClientDirectory {
 
 export function createClientDirectory(
   grants: Grants,
-  options: { documents: boolean; allowLoopbackDocuments: boolean; policy: FetchPolicy },
+  options: {
+    documents: boolean;
+    allowLoopbackDocuments: boolean;
+    policy: FetchPolicy;
+    /** Where a document that was not fetched is logged, with the reason. */
+    logger?: Logger | null;
+  },
 ): ClientDirectory {
   const unknown = (why: string): AppError =>
     new AppError(ErrorCodes.OAUTH_INVALID_CLIENT, why, { category: 'input' });
@@ -154,14 +163,23 @@ export function createClientDirectory(
         policy: options.policy,
       });
     } catch (error) {
-      if (error instanceof FetchProblem && error.kind === 'forbidden') {
-        // Not the document's fault, nor a passing outage: this URL is not one pgmcp fetches.
-        throw unknown(`The client_id URL ${error.message}.`);
-      }
+      const forbidden = error instanceof FetchProblem && error.kind === 'forbidden';
       const why = error instanceof FetchProblem ? error.message : 'could not be fetched';
+      options.logger?.warn(
+        { clientId, problem: why },
+        forbidden
+          ? 'a client metadata document was not fetched: its URL is not allowed'
+          : 'a client metadata document could not be fetched',
+      );
+      if (forbidden) {
+        // Not the document's fault, nor a passing outage: this URL is not one pgmcp fetches.
+        throw unknown(
+          'The client_id URL is not one pgmcp may fetch from (see auth.oauth.allowedFetchHosts).',
+        );
+      }
       throw new AppError(
         ErrorCodes.OAUTH_CLIENT_METADATA_UNAVAILABLE,
-        `The client's metadata document ${why}.`,
+        "The client's metadata document could not be fetched.",
         { category: 'unavailable' },
       );
     }

@@ -37,7 +37,10 @@ export interface FetchJsonOptions {
   policy: FetchPolicy;
 }
 
-/** Why a fetch is refused before any connection: said the same way for every caller. */
+/**
+ * Why a fetch is refused before any connection: said the same way for every caller. The message
+ * names the kind of address, for the server's log; what a client is told says less (clients.ts).
+ */
 function forbidden(range: string): FetchProblem {
   return new FetchProblem(
     `is on a ${range} address, which pgmcp does not fetch from unless auth.oauth.allowedFetchHosts lists its host`,
@@ -46,13 +49,17 @@ function forbidden(range: string): FetchProblem {
 }
 
 /** dns.lookup, refusing the whole name when any address it resolves to is not allowed. */
-function guardedLookup(policy: FetchPolicy, onRefused: (range: string) => void): LookupFunction {
+function guardedLookup(
+  policy: FetchPolicy,
+  target: URL,
+  onRefused: (range: string) => void,
+): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { all: true, family: options.family ?? 0 }, (error, addresses) => {
       if (error) return callback(error, '', 0);
       const list = addresses as LookupAddress[];
       for (const { address } of list) {
-        const range = policy.refusal(hostname, address);
+        const range = policy.refusal(target, address);
         if (range !== null) {
           onRefused(range);
           const refusal = Object.assign(new Error(`${hostname} resolves to a ${range} address`), {
@@ -84,7 +91,7 @@ export async function fetchJson(
   }
   const host = hostOf(target.hostname);
   if (isIP(host)) {
-    const range = options.policy.refusal(host, host);
+    const range = options.policy.refusal(target, host);
     if (range !== null) throw forbidden(range);
   }
   let refusedRange: string | null = null;
@@ -94,7 +101,7 @@ export async function fetchJson(
     method: options.method ?? 'GET',
     // A socket of its own each time: a pooled one may have been opened under another policy.
     agent: false,
-    lookup: guardedLookup(options.policy, (range) => {
+    lookup: guardedLookup(options.policy, target, (range) => {
       refusedRange = range;
     }),
     signal,

@@ -9,7 +9,7 @@ import type { Config } from '../../config/index.js';
 import { ErrorCodes } from '../../core/errors.js';
 import type { Principal } from '../../core/principal.js';
 import { claimRefused, Refusals } from '../../core/refusals.js';
-import type { AuthFailure } from '../../state/types.js';
+import type { AuthFailure, LapseReason } from '../../state/types.js';
 import { principalFromClaims, type ClaimMapping } from './claims.js';
 import { fetchPolicyFor } from './fetch-guard.js';
 import { createIntrospection, type Introspection } from './introspection.js';
@@ -58,6 +58,18 @@ export interface ResourceServer {
   verify(raw: string, context: TokenContext): Promise<Principal | AuthFailure>;
   /** The audiences a token may name for a request to `resource`. */
   audiences(resource: string): string[];
+  /** How opaque tokens are introspected again while a stream opened with one is open; null: no introspection configured. */
+  readonly introspection: TokenIntrospection | null;
+}
+
+/** Introspection as an open stream's watch needs it (http/stream-watch.ts). */
+export interface TokenIntrospection {
+  /** Whether verify() judges this bearer by introspection (an opaque token, not a JWT). */
+  introspects(raw: string): boolean;
+  /** Asks the endpoint again, past the cache: 'active' or why not; throws when it cannot be asked. */
+  recheck(raw: string): Promise<'active' | LapseReason>;
+  /** introspection.cacheSeconds in ms: the endpoint is not asked about a token more often. */
+  readonly cacheMs: number;
 }
 
 export interface ResourceServerOptions {
@@ -138,6 +150,14 @@ export function createResourceServer(options: ResourceServerOptions): ResourceSe
 
   return {
     audiences,
+    introspection: introspection
+      ? {
+          introspects: (raw) =>
+            Buffer.byteLength(raw) <= settings.maxTokenBytes && !JWT_SHAPE.test(raw),
+          recheck: (raw) => introspection.recheck(raw),
+          cacheMs: settings.introspection.cacheSeconds * 1000,
+        }
+      : null,
     async verify(raw, context) {
       if (Buffer.byteLength(raw) > settings.maxTokenBytes) {
         return fail('too_large', ErrorCodes.OAUTH_TOKEN_TOO_LARGE, Refusals.TOKEN_TOO_LARGE);

@@ -1,5 +1,10 @@
 // An SSE response is watched with the credential it was opened with (stream-watch.ts): when that
-// credential lapses, the stream's owner closes it.
+// credential lapses, the stream's owner closes it. A response whose client is already gone is
+// not watched at all, and every other one is unwatched however it ends — by stream.finished,
+// which calls back even for a response that closed before it was asked, where a 'close'
+// listener added too late would never fire and leave the watch (its timer and its re-checks)
+// running for good.
+import { finished } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { LapseReason, StreamWatch } from '../stream-watch.js';
 
@@ -10,8 +15,9 @@ export function watchStream(
   res: FastifyReply['raw'],
   onLapse: (reason: LapseReason) => void,
 ): void {
-  const credential = streamWatch?.credentialOf(req);
-  if (!streamWatch || !credential || res.writableEnded) return;
+  if (!streamWatch || res.writableEnded || res.destroyed || res.closed) return;
+  const credential = streamWatch.credentialOf(req);
+  if (!credential) return;
   const unwatch = streamWatch.watch(credential, onLapse);
-  res.once('close', unwatch);
+  finished(res, () => unwatch());
 }
