@@ -7,11 +7,14 @@
 // and casts that turn a name or an oid into what the catalog knows of it (regclass casts,
 // pg_relation_size, obj_description, has_table_privilege …) are allowed only on a constant
 // name of a visible object; a denied one gets the error a missing one gets, and to_regclass
-// (to_regtype, to_regnamespace) of one answers NULL as for a missing one. Error positions are
-// counted back into the caller's text (sent-text.ts). Definitions of views, rules, constraints
-// and functions are refused (pg_get_viewdef, pg_views …) or blanked (pg_proc's bodies): text
-// that can name anything. docs/security.md, "The system catalog", says what is filtered, open
-// and refused.
+// (to_regtype, to_regnamespace) of one answers NULL as for a missing one. Type names and string
+// constants PostgreSQL reads as a reg type by their context are resolved too, and a denied one
+// gets PostgreSQL's error for a missing one (catalog-names.ts). Sequences go with the table or
+// column they belong to. Error positions are counted back into the caller's text
+// (sent-text.ts). Definitions of views, rules, constraints and functions are refused
+// (pg_get_viewdef, pg_views …) or blanked (pg_proc's bodies; defaults, generation expressions
+// and index definitions that depend on anything denied): text that can name anything.
+// docs/security.md, "The system catalog", says what is filtered, open and refused.
 import { scanSync } from 'libpg-query';
 import type { Lookup } from '../../db/call-session.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
