@@ -93,6 +93,11 @@ describe.skipIf(!pg)('the system catalog under an access policy (PostgreSQL, SDK
         CREATE TABLE cf.staff (id int PRIMARY KEY, name text, salary int);
         CREATE SCHEMA cf_hidden;
         CREATE TABLE cf_hidden.notes (id int);
+        CREATE TYPE cf_hidden.mood AS ENUM ('calm');
+        CREATE SEQUENCE cf_hidden.notes_seq;
+        CREATE SEQUENCE cf.vault_seq OWNED BY cf.vault.id;
+        CREATE TABLE cf.holder (id int DEFAULT nextval('cf_hidden.notes_seq'), m cf_hidden.mood, v cf.vault, k int);
+        CREATE INDEX holder_k ON cf.holder (k);
         -- A table of the caller's own schema named like a catalog view, reached through the
         -- search_path ("$user", public): it is not information_schema.tables.
         CREATE TABLE public.tables (id int);
@@ -222,6 +227,112 @@ describe.skipIf(!pg)('the system catalog under an access policy (PostgreSQL, SDK
       expect(cast.error).toMatchObject({ sqlstate: '42P01' });
       expect(cast.text).toContain(`relation "${name}" does not exist`);
     }
+  });
+
+  it('answers a denied type, or a constant PostgreSQL reads as a reg type, as a missing one', async () => {
+    // Each pair: the same statement naming a denied object and a missing one. The answers are
+    // the same but for the name: text, SQLSTATE and position (counted in characters).
+    const pairs: [string, string, string][] = [
+      ["SELECT 'é', NULL::cf_hidden.mood", 'cf_hidden', 'cf_nosuch'],
+      ["SELECT 'é', (NULL::cf.vault).*", 'cf.vault', 'cf.nosuch'],
+      ["SELECT 'é', '{}'::cf.vault[]", 'cf.vault', 'cf.nosuch'],
+      ["SELECT * FROM json_to_record('{}') AS t(a cf.vault)", 'cf.vault', 'cf.nosuch'],
+      [
+        "SELECT 'é', CASE WHEN false THEN 'cf.sentinel'::regclass ELSE 'cf.vault' END",
+        'cf.vault',
+        'cf.nosuch',
+      ],
+      ["SELECT ARRAY['cf.sentinel'::regclass, 'cf_hidden.notes']", 'cf_hidden', 'cf_nosuch'],
+      ["VALUES ('cf.sentinel'::regclass), ('cf.vault_seq')", 'cf.vault_seq', 'cf.nosuch'],
+    ];
+    for (const [query, denied, absent] of pairs) {
+      for (const tool of ['query_database', 'execute_explain']) {
+        const a = await call(conn, tool, { query });
+        const b = await call(conn, tool, { query: query.replace(denied, absent) });
+        expect(a.isError, `${tool}: ${query}\n${a.text}`).toBe(true);
+        expect(b.isError, `${tool}: ${query}\n${b.text}`).toBe(true);
+        expect(a.text.replaceAll(denied, absent), `${tool}: ${query}`).toBe(b.text);
+        expect(a.error, `${tool}: ${query}`).toEqual(b.error);
+        expect(a.text).toMatch(/does not exist/);
+        expect(a.error?.['position'], `${tool}: ${query}`).toBeDefined();
+      }
+    }
+    // The call form of a cast is judged as the cast; nextval's argument as a name.
+    for (const query of [
+      "SELECT regclass('cf.vault')",
+      "SELECT pg_catalog.regnamespace('cf_hidden')",
+      "SELECT nextval('cf.vault_seq')",
+    ]) {
+      const answer = await call(conn, 'query_database', { query });
+      expect(answer.isError, query).toBe(true);
+      expect(answer.text, query).toMatch(
+        /^ERROR (42P01|3F000): (relation|schema) ".*" does not exist/,
+      );
+    }
+    // A visible table's row type with a denied column is refused, as its whole-row value is.
+    const staff = await call(conn, 'query_database', { query: 'SELECT (NULL::cf.staff).*' });
+    expect(staff.isError).toBe(true);
+    expect(staff.text).toContain(
+      'Refused: the query names the row type of cf.staff, which has columns you may not use',
+    );
+    // Constants that name denied objects but are read as text are text.
+    expect(
+      await row(
+        conn,
+        "SELECT 'cf.vault' || ' ' || 'cf_hidden', count(*)::int FROM pg_namespace WHERE nspname = 'cf_hidden'",
+      ),
+    ).toEqual(['cf.vault cf_hidden', 0]);
+    // No prepared statement is left behind by asking PostgreSQL how it reads the constants.
+    expect(await row(conn, 'SELECT count(*)::int FROM pg_prepared_statements')).toEqual([0]);
+  });
+
+  it('hides what visible columns, indexes and locks say of denied objects', async () => {
+    expect(
+      await row(
+        conn,
+        "SELECT string_agg(column_name || ':' || coalesce(udt_name, '-') || ':' || coalesce(column_default, '-'), ',' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_schema = 'cf' AND table_name = 'holder'",
+      ),
+    ).toEqual(['id:int4:-,m:-:-,v:-:-,k:int4:-']);
+    expect(
+      await row(
+        conn,
+        "SELECT count(*)::int FROM pg_class WHERE relname IN ('vault_seq', 'notes_seq')",
+      ),
+    ).toEqual([0]);
+    expect(await row(conn, "SELECT indexdef FROM pg_indexes WHERE indexname = 'holder_k'")).toEqual(
+      ['CREATE INDEX holder_k ON cf.holder USING btree (k)'],
+    );
+    // Another session's lock on a denied table is not shown; on a visible one it is.
+    const oids = await withClient(database.url, async (c) => {
+      const { rows } = await c.query<{ vault: number; sentinel: number }>(
+        "SELECT 'cf.vault'::regclass::oid::int AS vault, 'cf.sentinel'::regclass::oid::int AS sentinel",
+      );
+      return rows[0]!;
+    });
+    await withClient(database.url, async (c) => {
+      await c.query('BEGIN; LOCK TABLE cf.vault, cf.sentinel IN ACCESS SHARE MODE');
+      const locked = await row(
+        conn,
+        `SELECT count(*) FILTER (WHERE relation = ${oids.vault})::int, count(*) FILTER (WHERE relation = ${oids.sentinel})::int FROM pg_locks`,
+      );
+      await c.query('ROLLBACK');
+      expect(locked).toEqual([0, 1]);
+    });
+  });
+
+  it('reads a column qualified by the catalog relation’s schema', async () => {
+    expect(
+      await row(
+        conn,
+        "SELECT pg_catalog.pg_class.relname FROM pg_catalog.pg_class WHERE pg_catalog.pg_class.relname = 'sentinel'",
+      ),
+    ).toEqual(['sentinel']);
+    expect(
+      await row(
+        conn,
+        "SELECT information_schema.columns.column_name FROM information_schema.columns WHERE table_name = 'sentinel' ORDER BY 1 LIMIT 1",
+      ),
+    ).toEqual(['id']);
   });
 
   it('refuses count_rows of a catalog relation, which would count denied objects', async () => {

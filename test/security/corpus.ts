@@ -41,10 +41,13 @@ export type Category =
  *   the whole result, and within the limit plus a margin;
  * - no-leak: refused, or answered without `marker` (a server file's content) in the answer;
  * - value: the text was read as one harmless statement (a literal, a comment, a parameter):
- *   the call succeeds and its first cell is exactly `value`.
+ *   the call succeeds and its first cell is exactly `value`;
+ * - missing: an error that says the object `… does not exist`, as PostgreSQL answers for a
+ *   missing one (any other error would tell a denied object from a missing one).
  */
 export type Held =
   | { kind: 'refused' }
+  | { kind: 'missing' }
   | { kind: 'no-leak'; marker: string }
   | { kind: 'timeout' }
   | { kind: 'bounded' }

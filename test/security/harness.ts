@@ -288,6 +288,13 @@ function notHeld(
   switch (held.kind) {
     case 'refused':
       return result.isError ? null : `ran (${wall}) instead of being refused`;
+    case 'missing':
+      if (!result.isError) return `ran (${wall}) instead of answering as a missing object`;
+      return /^ERROR [0-9A-Z]{5}: (relation|type|schema) "[^"]*" does not exist/.test(
+        textOf(result),
+      )
+        ? null
+        : `expected "… does not exist", got ${wall}`;
     case 'no-leak':
       return textOf(result).includes(held.marker) ? `the answer holds ${held.marker}` : null;
     case 'timeout':

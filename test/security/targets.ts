@@ -73,7 +73,7 @@ export async function postgresTarget(
     await admin.query(indirectionFixtureSql(SCHEMA));
     await admin.query(deniedColumnFixtureSql(SCHEMA) + catalogFixtureSql(SCHEMA));
     // The served database holds a schema named like the state schema: the server denies it.
-    await admin.query(stateStandInSql(mode === 'role' ? info.role : null));
+    await admin.query(stateStandInSql(mode === 'role' ? info.role : null, SCHEMA));
     // As `pgmcp install` leaves it: the catalog generation lets the access policy reuse its
     // lookups, so the corpus meets the cached path too (the embedded server installs it itself).
     await installCatalogTrigger(admin);

@@ -7,17 +7,28 @@
 // and casts that turn a name or an oid into what the catalog knows of it (regclass casts,
 // pg_relation_size, obj_description, has_table_privilege …) are allowed only on a constant
 // name of a visible object; a denied one gets the error a missing one gets, and to_regclass
-// (to_regtype, to_regnamespace) of one answers NULL as for a missing one. Error positions are
-// counted back into the caller's text (sent-text.ts). Definitions of views, rules, constraints
-// and functions are refused (pg_get_viewdef, pg_views …) or blanked (pg_proc's bodies): text
-// that can name anything. docs/security.md, "The system catalog", says what is filtered, open
-// and refused.
+// (to_regtype, to_regnamespace) of one answers NULL as for a missing one. Type names and string
+// constants PostgreSQL reads as a reg type by their context are resolved too, and a denied one
+// gets PostgreSQL's error for a missing one (catalog-names.ts). Sequences go with the table or
+// column they belong to. Error positions are counted back into the caller's text
+// (sent-text.ts). Definitions of views, rules, constraints and functions are refused
+// (pg_get_viewdef, pg_views …) or blanked (pg_proc's bodies; defaults, generation expressions
+// and index definitions that depend on anything denied): text that can name anything.
+// docs/security.md, "The system catalog", says what is filtered, open and refused.
 import { scanSync } from 'libpg-query';
 import type { Lookup } from '../../db/call-session.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import { nameMatcher } from '../../core/glob.js';
 import { quoteIdent } from '../../core/sql.js';
 import type { Judge } from './policy-judge.js';
+import {
+  literalTypes,
+  nameLiterals,
+  typeRefs,
+  type NameLiteral,
+  type TypeRef,
+  type WrittenName,
+} from './catalog-names.js';
 import { relationUses, writtenName, type RelationUse } from './cte-scope.js';
 import { nameParts, tryParse, visitNodes } from './parse-tree.js';
 import type { ResolvedRelation } from './relation-access.js';
@@ -58,6 +69,38 @@ const colByName = (schema: string, table: string, column: string, d: Denied): st
      WHERE fn.nspname = ${schema} AND fc.relname = ${table} AND fa.attname = ${column}
        AND (fa.attrelid::pg_catalog.text || ':' || fa.attnum::pg_catalog.text) = ANY (${d.cols}::pg_catalog.text[]))`;
 const and = (...parts: string[]): string => parts.join(' AND ');
+/** Whether a type named by schema and name columns is denied (its schema, itself, its relation). */
+const typeDeniedByName = (schema: string, name: string, d: Denied): string =>
+  `EXISTS (SELECT FROM pg_catalog.pg_type ft JOIN pg_catalog.pg_namespace fn ON fn.oid = ft.typnamespace
+     WHERE fn.nspname = ${schema} AND ft.typname = ${name}
+       AND (ft.oid = ANY (${d.types}::pg_catalog.oid[]) OR fn.oid = ANY (${d.ns}::pg_catalog.oid[])
+         OR ft.typrelid = ANY (${d.rels}::pg_catalog.oid[]) OR ft.typelem = ANY (${d.types}::pg_catalog.oid[])))`;
+/**
+ * Whether an object (a default, an index) depends on anything denied: a relation, a column, a
+ * type, a function or a schema. The dependencies PostgreSQL records are what its definition's
+ * text can name.
+ */
+const dependsOnDenied = (classid: string, objid: string, d: Denied): string =>
+  `EXISTS (SELECT FROM pg_catalog.pg_depend dp WHERE dp.classid = '${classid}'::pg_catalog.regclass AND dp.objid = ${objid}
+     AND ((dp.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+           AND (dp.refobjid = ANY (${d.rels}::pg_catalog.oid[]) OR NOT ${colNotIn('dp.refobjid', 'dp.refobjsubid', d)}
+             OR EXISTS (SELECT FROM pg_catalog.pg_class dc WHERE dc.oid = dp.refobjid AND dc.relnamespace = ANY (${d.ns}::pg_catalog.oid[]))))
+       OR (dp.refclassid = 'pg_catalog.pg_type'::pg_catalog.regclass
+           AND (dp.refobjid = ANY (${d.types}::pg_catalog.oid[])
+             OR EXISTS (SELECT FROM pg_catalog.pg_type dt WHERE dt.oid = dp.refobjid
+               AND (dt.typnamespace = ANY (${d.ns}::pg_catalog.oid[]) OR dt.typrelid = ANY (${d.rels}::pg_catalog.oid[])))))
+       OR (dp.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+           AND EXISTS (SELECT FROM pg_catalog.pg_proc dr WHERE dr.oid = dp.refobjid AND dr.pronamespace = ANY (${d.ns}::pg_catalog.oid[])))
+       OR (dp.refclassid = 'pg_catalog.pg_namespace'::pg_catalog.regclass AND dp.refobjid = ANY (${d.ns}::pg_catalog.oid[]))))`;
+/** A column's default or generation expression (pg_attrdef), found by names, depends on anything denied. */
+const defaultDenied = (d: Denied): string =>
+  `EXISTS (SELECT FROM pg_catalog.pg_attrdef fd JOIN pg_catalog.pg_class fc ON fc.oid = fd.adrelid
+     JOIN pg_catalog.pg_namespace fn ON fn.oid = fc.relnamespace
+     JOIN pg_catalog.pg_attribute fa ON fa.attrelid = fd.adrelid AND fa.attnum = fd.adnum
+     WHERE fn.nspname = x.table_schema AND fc.relname = x.table_name AND fa.attname = x.column_name
+       AND ${dependsOnDenied('pg_catalog.pg_attrdef', 'fd.oid', d)})`;
+const blankIf = (condition: string, column: string): string =>
+  `CASE WHEN ${condition} THEN NULL ELSE x.${column} END`;
 
 /** Catalog relations a statement may read under a policy, filtered. Keys: `schema.name`. */
 const FILTERED: Record<string, Filter> = {
@@ -103,6 +146,14 @@ const FILTERED: Record<string, Filter> = {
     and(relByName('x.schemaname', 'x.tablename', d), relByName('x.schemaname', 'x.indexname', d)),
   'pg_catalog.pg_sequences': (d) => relByName('x.schemaname', 'x.sequencename', d),
   'pg_catalog.pg_sequence': (d) => notIn('x.seqrelid', d.rels),
+  // Locks of other sessions on denied relations (or on denied objects) are not shown.
+  'pg_catalog.pg_locks': (d) =>
+    and(
+      `(x.relation IS NULL OR ${notIn('x.relation', d.rels)})`,
+      `NOT coalesce(x.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND x.objid = ANY (${d.rels}::pg_catalog.oid[]), false)`,
+      `NOT coalesce(x.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass AND x.objid = ANY (${d.ns}::pg_catalog.oid[]), false)`,
+      `NOT coalesce(x.classid = 'pg_catalog.pg_type'::pg_catalog.regclass AND x.objid = ANY (${d.types}::pg_catalog.oid[]), false)`,
+    ),
   'pg_catalog.pg_stat_all_tables': (d) => notIn('x.relid', d.rels),
   'pg_catalog.pg_stat_user_tables': (d) => notIn('x.relid', d.rels),
   'pg_catalog.pg_stat_sys_tables': (d) => notIn('x.relid', d.rels),
@@ -155,12 +206,35 @@ const FILTERED: Record<string, Filter> = {
 
 /**
  * Columns of filtered relations that come back NULL: a function's body is text that can name
- * anything, denied tables included.
+ * anything, denied tables included; a visible column's type, domain, default or generation
+ * expression, or a visible index's definition, where it names something denied.
  */
-const BLANKED: Record<string, Record<string, string>> = {
+const BLANKED: Record<string, Record<string, (d: Denied) => string>> = {
   'pg_catalog.pg_proc': {
-    prosrc: 'NULL::pg_catalog.text',
-    prosqlbody: 'NULL::pg_catalog.pg_node_tree',
+    prosrc: () => 'NULL::pg_catalog.text',
+    prosqlbody: () => 'NULL::pg_catalog.pg_node_tree',
+  },
+  'information_schema.columns': {
+    udt_catalog: (d) => blankIf(typeDeniedByName('x.udt_schema', 'x.udt_name', d), 'udt_catalog'),
+    udt_schema: (d) => blankIf(typeDeniedByName('x.udt_schema', 'x.udt_name', d), 'udt_schema'),
+    udt_name: (d) => blankIf(typeDeniedByName('x.udt_schema', 'x.udt_name', d), 'udt_name'),
+    domain_catalog: (d) =>
+      blankIf(typeDeniedByName('x.domain_schema', 'x.domain_name', d), 'domain_catalog'),
+    domain_schema: (d) =>
+      blankIf(typeDeniedByName('x.domain_schema', 'x.domain_name', d), 'domain_schema'),
+    domain_name: (d) =>
+      blankIf(typeDeniedByName('x.domain_schema', 'x.domain_name', d), 'domain_name'),
+    column_default: (d) => blankIf(defaultDenied(d), 'column_default'),
+    generation_expression: (d) => blankIf(defaultDenied(d), 'generation_expression'),
+  },
+  'pg_catalog.pg_indexes': {
+    indexdef: (d) =>
+      blankIf(
+        `EXISTS (SELECT FROM pg_catalog.pg_class fi JOIN pg_catalog.pg_namespace fn ON fn.oid = fi.relnamespace
+           WHERE fn.nspname = x.schemaname AND fi.relname = x.indexname
+             AND ${dependsOnDenied('pg_catalog.pg_class', 'fi.oid', d)})`,
+        'indexdef',
+      ),
   },
 };
 
@@ -184,7 +258,6 @@ const OPEN = new Set(
     'pg_tablespace',
     'pg_timezone_names',
     'pg_timezone_abbrevs',
-    'pg_locks',
     'pg_prepared_xacts',
     'pg_cursors',
     'pg_largeobject_metadata',
@@ -205,6 +278,12 @@ const PRIVILEGE = (kind: Arg): Arg[][] => [
 
 /** Functions that answer about the object an argument names, by arity. */
 const NAMING: Record<string, Arg[][]> = {
+  // The function-call form of a cast (regclass('app.orders')) is the cast.
+  regclass: [['rel']],
+  regtype: [['type']],
+  regnamespace: [['schema']],
+  nextval: REL1,
+  setval: REL1,
   to_regclass: [['rel']],
   to_regnamespace: [['schema']],
   to_regtype: [['type']],
@@ -285,6 +364,15 @@ const REFUSED_FUNCTIONS = nameMatcher([
   'to_regcollation',
   'reg*in',
   'reg*out',
+  // The function-call form of a cast to a reg type other than regclass, regtype, regnamespace
+  // and regrole (judged like the cast, which is refused).
+  'regproc',
+  'regprocedure',
+  'regoper',
+  'regoperator',
+  'regconfig',
+  'regdictionary',
+  'regcollation',
   'reg*recv',
   'reg*send',
   'has_function_privilege',
@@ -311,12 +399,19 @@ function refuse(message: string): AppError {
   return new AppError(ErrorCodes.CATALOG_NOT_FILTERED, message, { category: 'forbidden' });
 }
 
-/** The error PostgreSQL gives for a missing relation: a denied one gets the same. */
-function missing(kind: 'relation' | 'schema' | 'type' | 'column', name: string): AppError {
+/**
+ * The error PostgreSQL gives for a missing relation: a denied one gets the same. `position`
+ * (1-based, in the caller's characters) where PostgreSQL's own error for a missing one has one.
+ */
+function missing(
+  kind: 'relation' | 'schema' | 'type' | 'column',
+  name: string,
+  position?: number,
+): AppError {
   const sqlstate = { relation: '42P01', schema: '3F000', type: '42704', column: '42703' }[kind];
   return new AppError(ErrorCodes.DB_QUERY_FAILED, `${kind} "${name}" does not exist`, {
     category: 'database',
-    details: { sqlstate },
+    details: position === undefined ? { sqlstate } : { sqlstate, position: String(position) },
   });
 }
 
@@ -426,10 +521,28 @@ interface Wants {
   types: { parts: string[]; text: string }[];
   columns: { rel: string[]; column: string | number }[];
   lookups: NameLookup[];
+  /** Types the text names (casts, column definition lists …): judged by name. */
+  typeRefs: TypeRef[];
+  /** String constants that read as names, their type left to PostgreSQL. */
+  literals: NameLiteral[];
 }
 
 function collect(tree: unknown, use: Use): Wants {
-  const wants: Wants = { rels: [], schemas: [], types: [], columns: [], lookups: [] };
+  const wants: Wants = {
+    rels: [],
+    schemas: [],
+    types: [],
+    columns: [],
+    lookups: [],
+    typeRefs: [],
+    literals: [],
+  };
+  // Constants judged as a catalog function's argument are not judged again as literals.
+  const named = new WeakSet<object>();
+  const argConst = (arg: unknown): void => {
+    if (arg && typeof arg === 'object' && 'A_Const' in arg)
+      named.add((arg as { A_Const: object }).A_Const);
+  };
   const judgeConstant = (c: Constant | null, kind: Arg, what: string): string[] | null => {
     if (!c)
       throw refuse(
@@ -480,6 +593,7 @@ function collect(tree: unknown, use: Use): Wants {
       if (use.lookups && lookup && only && !only.numeric && !only.cast && location !== undefined) {
         // PostgreSQL resolves the name; a denied one is then sent as NULL (checkCatalog).
         wants.lookups.push({ kind: lookup, text: only.text, location });
+        argConst(args[0]);
         const arg = args[0];
         if (arg && typeof arg === 'object' && 'TypeCast' in arg)
           judged.add((arg as { TypeCast: object }).TypeCast);
@@ -494,6 +608,7 @@ function collect(tree: unknown, use: Use): Wants {
       shape.forEach((kind, i) => {
         const arg = args[i];
         if (kind === 'free') return;
+        argConst(arg);
         const c = constantOf(arg);
         if (arg && typeof arg === 'object' && 'TypeCast' in arg)
           judged.add((arg as { TypeCast: object }).TypeCast);
@@ -533,6 +648,8 @@ function collect(tree: unknown, use: Use): Wants {
       );
     }
   });
+  wants.typeRefs = typeRefs(tree).filter((t) => !SYSTEM.has(t.parts[t.parts.length - 2] ?? ''));
+  wants.literals = nameLiterals(tree, named);
   return wants;
 }
 
@@ -566,12 +683,24 @@ interface RelRow {
   indkey: string;
 }
 
+/** Sequences that belong to a relation or a column (serial, identity, OWNED BY). */
+const OWNED_SEQUENCES_SQL = `SELECT d.objid::int8 AS seq, d.refobjid::int8 AS rel, d.refobjsubid::int AS attnum
+FROM pg_catalog.pg_depend d
+JOIN pg_catalog.pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+  AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+  AND d.deptype IN ('a', 'i')`;
+
 interface Facts {
   denied: Denied;
   deniedNs: Set<number>;
+  /** The names of denied schemas (a qualified name in one answers as a missing schema). */
+  deniedNsNames: Set<string>;
   deniedRels: Set<number>;
   deniedTypes: Set<number>;
   deniedCols: Set<string>;
+  /** Visible relations with a denied column, by oid: `schema.name`. */
+  withDeniedCols: Map<number, string>;
 }
 
 const arrayLiteral = (values: Iterable<number | string>): string =>
@@ -583,8 +712,14 @@ async function readFacts(lookup: Lookup, judge: Judge): Promise<Facts> {
   const deniedRels = new Set<number>();
   const deniedTypes = new Set<number>();
   const deniedCols = new Set<string>();
+  const deniedNsNames = new Set<string>();
+  const withDeniedCols = new Map<number, string>();
   const namespaces = await lookup.query<{ oid: string; schema: string }>(NAMESPACES_SQL);
-  for (const n of namespaces.rows) if (!policy.schemaVisible(n.schema)) deniedNs.add(Number(n.oid));
+  for (const n of namespaces.rows)
+    if (!policy.schemaVisible(n.schema)) {
+      deniedNs.add(Number(n.oid));
+      deniedNsNames.add(n.schema);
+    }
   const { rows } = await lookup.query<RelRow>(DENIED_SQL);
   const byOid = new Map(rows.map((r) => [Number(r.oid), r]));
   const deny = (r: RelRow): void => {
@@ -598,9 +733,19 @@ async function readFacts(lookup: Lookup, judge: Judge): Promise<Facts> {
     const cols = await lookup.query<{ rel: string; attnum: number; name: string }>(COLUMNS_SQL);
     for (const c of cols.rows) {
       const r = byOid.get(Number(c.rel));
-      if (r && !deniedRels.has(Number(r.oid)) && !policy.columnVisible(r.schema, r.name, c.name))
+      if (r && !deniedRels.has(Number(r.oid)) && !policy.columnVisible(r.schema, r.name, c.name)) {
         deniedCols.add(`${c.rel}:${c.attnum}`);
+        withDeniedCols.set(Number(r.oid), `${r.schema}.${r.name}`);
+      }
     }
+  }
+  // Sequences go with the relation or column they belong to (serial, identity, OWNED BY).
+  const owned = await lookup.query<{ seq: string; rel: string; attnum: number }>(
+    OWNED_SEQUENCES_SQL,
+  );
+  for (const o of owned.rows) {
+    const seq = byOid.get(Number(o.seq));
+    if (seq && (deniedRels.has(Number(o.rel)) || deniedCols.has(`${o.rel}:${o.attnum}`))) deny(seq);
   }
   // Indexes (and their TOAST) go with their table, and with the columns they index.
   for (const r of rows) {
@@ -621,9 +766,11 @@ async function readFacts(lookup: Lookup, judge: Judge): Promise<Facts> {
       cols: arrayLiteral(deniedCols),
     },
     deniedNs,
+    deniedNsNames,
     deniedRels,
     deniedTypes,
     deniedCols,
+    withDeniedCols,
   };
 }
 
@@ -705,6 +852,180 @@ async function judgeWants(
   }
 }
 
+/**
+ * Names written as types or in string constants, resolved as PostgreSQL resolves them:
+ * to_regclass (not for a `[]` name), to_regtype, and the schema a qualified name names (or
+ * that a single name is). Only the names that resolve to something come back.
+ */
+const RESOLVE_NAMES_SQL = `SELECT r.i::int AS i,
+  coalesce(c.oid, 0)::int8 AS rel, coalesce(c.relnamespace, 0)::int8 AS rel_ns,
+  coalesce(t.oid, 0)::int8 AS type, coalesce(t.typnamespace, 0)::int8 AS type_ns,
+  coalesce(t.typrelid, 0)::int8 AS type_rel,
+  coalesce(e.oid, 0)::int8 AS elem, coalesce(e.typnamespace, 0)::int8 AS elem_ns,
+  coalesce(e.typrelid, 0)::int8 AS elem_rel, coalesce(n.oid, 0)::int8 AS ns
+FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bool[]))
+  WITH ORDINALITY AS r(ref, schema, relation, i)
+LEFT JOIN pg_catalog.pg_class c ON c.oid = CASE WHEN r.relation THEN pg_catalog.to_regclass(r.ref) END
+LEFT JOIN pg_catalog.pg_type t ON t.oid = pg_catalog.to_regtype(r.ref)
+LEFT JOIN pg_catalog.pg_type e ON e.oid = CASE WHEN t.typelem <> 0 THEN t.typelem ELSE t.typbasetype END
+LEFT JOIN pg_catalog.pg_namespace n ON n.nspname = r.schema
+WHERE c.oid IS NOT NULL OR t.oid IS NOT NULL OR n.oid IS NOT NULL`;
+
+interface NameRow {
+  i: number;
+  rel: string;
+  rel_ns: string;
+  type: string;
+  type_ns: string;
+  type_rel: string;
+  elem: string;
+  elem_ns: string;
+  elem_rel: string;
+  ns: string;
+}
+
+/** What a name that resolved names of what the policy denies. */
+interface NameVerdict {
+  /** A qualified name in a denied schema (missing schema: 3F000 whatever the object). */
+  schema: boolean;
+  /** A single name that is a denied schema's. */
+  isSchema: boolean;
+  relation: boolean;
+  type: boolean;
+  /** A visible relation with a denied column whose row type (or array of it) this is. */
+  rowType: string | null;
+}
+
+function verdictOf(name: WrittenName, row: NameRow | undefined, f: Facts): NameVerdict {
+  const n = (v: string | undefined): number => Number(v ?? 0);
+  const qualified = name.parts.length > 1;
+  const nsDenied = row !== undefined && n(row.ns) !== 0 && f.deniedNs.has(n(row.ns));
+  const typeDenied =
+    row !== undefined &&
+    n(row.type) !== 0 &&
+    (f.deniedTypes.has(n(row.type)) ||
+      f.deniedNs.has(n(row.type_ns)) ||
+      f.deniedRels.has(n(row.type_rel)) ||
+      f.deniedTypes.has(n(row.elem)) ||
+      f.deniedNs.has(n(row.elem_ns)) ||
+      f.deniedRels.has(n(row.elem_rel)));
+  return {
+    schema: qualified && nsDenied,
+    isSchema: !qualified && nsDenied,
+    relation:
+      row !== undefined &&
+      n(row.rel) !== 0 &&
+      (f.deniedRels.has(n(row.rel)) || f.deniedNs.has(n(row.rel_ns))),
+    type: typeDenied,
+    rowType:
+      row === undefined
+        ? null
+        : (f.withDeniedCols.get(n(row.type_rel)) ?? f.withDeniedCols.get(n(row.elem_rel)) ?? null),
+  };
+}
+
+/** The name as PostgreSQL's error writes it: parts joined by dots, `[]` for an array. */
+const shown = (name: WrittenName): string => name.parts.join('.') + (name.array ? '[]' : '');
+const schemaOf = (name: WrittenName): string => name.parts[name.parts.length - 2] ?? '';
+
+/** The error PostgreSQL gives a missing name read as `type` (a reg type's name, or null: any). */
+function missingAs(
+  name: WrittenName,
+  v: NameVerdict,
+  type: string | null,
+  position: number | undefined,
+): AppError | null {
+  const base = type?.replace(/\[\]$/, '') ?? null;
+  if (base !== null && (!REG_TYPES.has(base) || base === 'regrole')) return null;
+  if (v.schema) return missing('schema', schemaOf(name), position);
+  if ((base === null || base === 'regclass') && v.relation)
+    return missing('relation', shown(name), position);
+  if ((base === null || base === 'regtype') && v.type)
+    return missing('type', shown(name), position);
+  if ((base === null || base === 'regnamespace') && v.isSchema)
+    return missing('schema', name.parts[0]!, position);
+  return null;
+}
+
+/**
+ * Throws when a type the text names, or a string constant PostgreSQL reads as a reg type,
+ * names what the policy denies: with the error PostgreSQL gives a missing one (the same text,
+ * SQLSTATE and position), so a denied name and a missing one answer alike. A type that is the
+ * row type of a visible table with a denied column is refused: a value of it shows the column.
+ * `sql` is the statement (to ask PostgreSQL which constants it reads as a reg type); null for
+ * a view's or function's body, whose constants are judged as if they were read so.
+ */
+async function judgeNames(
+  lookup: Lookup,
+  wants: Wants,
+  facts: () => Promise<Facts>,
+  statement: { sql: string; tree: unknown } | null,
+): Promise<void> {
+  if (wants.typeRefs.length === 0 && wants.literals.length === 0) return;
+  const items: { name: WrittenName; relation: boolean }[] = [];
+  for (const t of wants.typeRefs) items.push({ name: t, relation: false });
+  for (const l of wants.literals)
+    for (const name of l.names) items.push({ name, relation: !name.array });
+  const { rows } = await lookup.query<NameRow>(RESOLVE_NAMES_SQL, [
+    items.map(({ name }) => quoted(name.parts.slice(-2)) + (name.array ? '[]' : '')),
+    items.map(({ name }) => (name.parts.length > 1 ? schemaOf(name) : name.parts[0]!)),
+    items.map((item) => item.relation),
+  ]);
+  if (rows.length === 0) return;
+  const f = await facts();
+  const found = new Map(rows.map((r) => [r.i, r]));
+  const sql = statement?.sql ?? '';
+  const position = (location: number): number | undefined =>
+    statement
+      ? characters(Buffer.from(sql, 'utf8').subarray(0, location).toString('utf8')) + 1
+      : undefined;
+  let k = 0;
+  const verdicts = items.map((item) => verdictOf(item.name, found.get(++k), f));
+  // Types, in text order.
+  const types = wants.typeRefs.map((t, i) => ({ t, v: verdicts[i]! }));
+  for (const { t, v } of types.sort((a, b) => a.t.location - b.t.location)) {
+    const error = missingAs(
+      t,
+      { ...v, relation: false, isSchema: false },
+      'regtype',
+      position(t.location),
+    );
+    if (error) throw error;
+    if (v.rowType)
+      throw new AppError(
+        ErrorCodes.TOOL_INPUT_INVALID,
+        `Refused: the query names the row type of ${v.rowType}, which has columns you may not use (a value of that type shows them). Name the visible columns you need; get_schema_info lists them.`,
+        { category: 'forbidden' },
+      );
+  }
+  // Constants that name something denied: what PostgreSQL reads them as decides.
+  let at = wants.typeRefs.length;
+  const suspects: { literal: NameLiteral; names: { name: WrittenName; v: NameVerdict }[] }[] = [];
+  for (const literal of wants.literals) {
+    const names = literal.names.map((name) => ({ name, v: verdicts[at++]! }));
+    if (names.some(({ name, v }) => missingAs(name, v, null, undefined) !== null))
+      suspects.push({ literal, names });
+  }
+  if (suspects.length === 0) return;
+  const read = statement
+    ? await literalTypes(
+        lookup,
+        statement.sql,
+        statement.tree,
+        suspects.map((s) => s.literal),
+      )
+    : null;
+  const ordered = suspects
+    .map((s, i) => ({ ...s, type: read?.[i] ?? null }))
+    .sort((a, b) => a.literal.location - b.literal.location);
+  for (const { literal, names, type } of ordered) {
+    for (const { name, v } of names) {
+      const error = missingAs(name, v, type, position(literal.location));
+      if (error) throw error;
+    }
+  }
+}
+
 const catalogName = (rel: { schema: string; name: string }): string => `${rel.schema}.${rel.name}`;
 
 function refuseRelation(rel: { schema: string; name: string }, label: string): AppError {
@@ -731,7 +1052,9 @@ export async function checkCatalogInBody(
   }
   const wants = collect(tree, { label, lookups: false });
   let facts: Promise<Facts> | null = null;
-  await judgeWants(lookup, wants, () => (facts ??= readFacts(lookup, judge)));
+  const getFacts = (): Promise<Facts> => (facts ??= readFacts(lookup, judge));
+  await judgeWants(lookup, wants, getFacts);
+  await judgeNames(lookup, wants, getFacts, null);
 }
 
 /** The statement to send instead of the caller's, and where it differs from it. */
@@ -767,11 +1090,17 @@ export async function checkCatalog(
   const wants = collect(tree, { label: 'the query: ', lookups: true });
   let facts: Promise<Facts> | null = null;
   const getFacts = (): Promise<Facts> => (facts ??= readFacts(lookup, judge));
+  // A sequence that belongs to a denied table or column is denied with it.
+  for (const rel of relations) {
+    if (rel.kind !== 'S' || SYSTEM.has(rel.schema)) continue;
+    if ((await getFacts()).deniedRels.has(rel.oid)) throw missing('relation', rel.written);
+  }
   await judgeWants(lookup, wants, getFacts);
+  await judgeNames(lookup, wants, getFacts, { sql, tree });
   const nulled = await deniedLookups(lookup, wants.lookups, getFacts);
   if (filtered.length === 0 && nulled.length === 0) return null;
   const { denied } = await getFacts();
-  return rewrite(sql, filtered, uses, nulled, denied);
+  return rewrite(sql, tree, filtered, uses, nulled, denied);
 }
 
 const LOOKUP_SQL: Record<NameLookup['kind'], string> = {
@@ -820,6 +1149,7 @@ async function deniedLookups(
  */
 function rewrite(
   sql: string,
+  tree: unknown,
   filtered: readonly ResolvedRelation[],
   uses: readonly RelationUse[],
   nulled: readonly number[],
@@ -842,7 +1172,9 @@ function rewrite(
     const list = blank
       ? rel.columns
           .map((c) =>
-            blank[c.name] ? `${blank[c.name]} AS ${quoteIdent(c.name)}` : `x.${quoteIdent(c.name)}`,
+            blank[c.name]
+              ? `${blank[c.name]!(denied)} AS ${quoteIdent(c.name)}`
+              : `x.${quoteIdent(c.name)}`,
           )
           .join(', ')
       : 'x.*';
@@ -853,6 +1185,25 @@ function rewrite(
       text: use.alias === null ? `${subquery} AS ${quoteIdent(rel.name)}` : subquery,
     });
   }
+  // A column qualified by a filtered relation's schema (pg_catalog.pg_class.relname) names the
+  // subquery, which has only the relation's own name: the schema is left out of it.
+  const unaliased = new Set<string>();
+  for (const use of uses) {
+    const rel = use.cte || use.alias !== null ? undefined : byWritten.get(writtenName(use));
+    if (rel) unaliased.add(catalogName(rel));
+  }
+  visitNodes(tree, (type, body) => {
+    if (type !== 'ColumnRef' || unaliased.size === 0) return;
+    const ref = body as { fields?: unknown; location?: number };
+    const parts = nameParts(ref.fields);
+    if (parts.length < 3 || ref.location === undefined) return;
+    const [schema, name] = parts.slice(-3, -1);
+    if (!unaliased.has(`${schema}.${name}`)) return;
+    const first = tokens.findIndex((t) => t.start === ref.location);
+    const drop = parts.length - 2;
+    if (first < 0 || tokens[first + 2 * drop - 1]?.text !== '.') return;
+    edits.push({ start: tokens[first]!.start, end: tokens[first + 2 * drop]!.start, text: '' });
+  });
   for (const location of nulled) {
     // Everything between the call's parentheses (its one argument).
     let open = tokens.findIndex((t) => t.start === location);
