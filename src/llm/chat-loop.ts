@@ -19,6 +19,7 @@ import {
   type UIMessageChunk,
 } from 'ai';
 import type { LlmConfig } from '../config/index.js';
+import { logWithReference } from '../core/error-table.js';
 import { AppError, ErrorCodes, isAppError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { DatabaseChoice } from '../core/specs.js';
@@ -178,9 +179,11 @@ export async function startChat(
     maxSameFailures: llm.maxSameFailures,
     maxToolResultChars: llm.maxToolResultChars,
     onInternalError: (error, ref, tool) =>
-      deps.logger.error(
-        { ref, tool, err: { message: error instanceof Error ? error.message : String(error) } },
+      logWithReference(
+        deps.logger,
+        { tool, err: { message: error instanceof Error ? error.message : String(error) } },
         'chat tool failed',
+        ref,
       ),
     ...(deps.onToolCall ? { onToolCall: deps.onToolCall } : {}),
     conversationId: store ? conversationId : null,
