@@ -186,9 +186,16 @@ const BY_CODE = new Map<string, Override>(
   (Object.keys(CODE_ANSWERS) as CodeName[]).map((name) => [ErrorCodes[name], CODE_ANSWERS[name]]),
 );
 
-/** The row of an error: its category's, with what its code changes. */
-export function answerOf(error: { readonly code: string; readonly category: ErrorCategory }) {
+/**
+ * The row of an error: its category's, with what its code changes. A bug (category internal)
+ * stays one whatever its code: answered by reference, its message never shown.
+ */
+export function answerOf(error: {
+  readonly code: string;
+  readonly category: ErrorCategory;
+}): ErrorAnswer {
   const base: ErrorAnswer = CATEGORY_ANSWERS[error.category];
+  if (error.category === 'internal') return base;
   const override = BY_CODE.get(error.code);
   return override ? { ...base, ...override } : base;
 }

@@ -19,8 +19,8 @@ import {
   type UIMessageChunk,
 } from 'ai';
 import type { LlmConfig } from '../config/index.js';
-import { logWithReference } from '../core/error-table.js';
-import { AppError, ErrorCodes, isAppError } from '../core/errors.js';
+import { isExpectedFailure, logWithReference } from '../core/error-table.js';
+import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { DatabaseChoice } from '../core/specs.js';
 import type { DatabaseDirectory } from '../tools/databases.js';
@@ -223,7 +223,7 @@ export async function startChat(
   };
   let usage: ChatTokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
   const plain = (error: unknown): string => {
-    if (isAppError(error) && error.category !== 'internal') return error.message;
+    if (isExpectedFailure(error)) return error.message;
     return providerFailure(error, provider.name, secrets).message;
   };
   const maxSteps = llm.maxToolRounds + 1;
