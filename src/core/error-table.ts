@@ -38,16 +38,16 @@ type RpcCode = (typeof RpcCodes)[keyof typeof RpcCodes];
  * - `reference`: a bug: -32603 with a log reference, never the message.
  * A failure that escapes any other request is -32603 with its message (`reference`: the reference).
  */
-export type McpForm = 'result' | 'protocol' | 'protocol-modern' | 'reference';
+type McpForm = 'result' | 'protocol' | 'protocol-modern' | 'reference';
 
 /**
  * What the REST body `{"error": …}` says: the error's message; the message and its `code`; or,
  * for what failed on the server's side, only a reference to the log (`unavailable`: naming the
  * database when the error does, with Retry-After).
  */
-export type RestBody = 'message' | 'message-and-code' | 'reference' | 'unavailable';
+type RestBody = 'message' | 'message-and-code' | 'reference' | 'unavailable';
 
-export interface ErrorAnswer {
+interface ErrorAnswer {
   readonly mcp: McpForm;
   /** The JSON-RPC error code when MCP answers with an error (protocol forms). */
   readonly rpc: number;

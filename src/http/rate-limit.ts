@@ -10,8 +10,8 @@ import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { declarePrincipal } from './principal.js';
 import { HTTP_REFUSALS, RpcCodes } from '../core/error-table.js';
+import { declarePrincipal } from './principal.js';
 import { answerForm, refuse } from './refuse.js';
 import { isApiPath } from './security-headers.js';
 

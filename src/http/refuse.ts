@@ -7,14 +7,14 @@ import { errorResponse, type JsonRpcId } from '../mcp/jsonrpc.js';
 import { sendJson } from './replies.js';
 import { isApiPath } from './security-headers.js';
 
-export type AnswerForm = 'rpc' | 'rest';
+type AnswerForm = 'rpc' | 'rest';
 
 /** How a route answers failures: /api with `{"error": …}`, the MCP endpoint (and the rest) JSON-RPC. */
 export function answerForm(routePath: string): AnswerForm {
   return isApiPath(routePath) ? 'rest' : 'rpc';
 }
 
-export interface RefusalExtras {
+interface RefusalExtras {
   /** The JSON-RPC id of the request refused, when it is known. */
   id?: JsonRpcId | null;
   /** JSON-RPC `data` (the REST body carries the message only). */

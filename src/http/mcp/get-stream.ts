@@ -1,8 +1,8 @@
 // GET on the MCP endpoint (legacy era): the session's stream of messages that belong to no
 // request, or, with Last-Event-ID, the resumption of a stream where the client lost it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { headerValue } from '../../mcp/headers.js';
 import { HTTP_REFUSALS } from '../../core/error-table.js';
+import { headerValue } from '../../mcp/headers.js';
 import { refuse } from '../refuse.js';
 import { GET_STREAM_ID, type HttpSession } from '../sessions.js';
 import { parseEventId, SseStream, startSse } from '../sse.js';

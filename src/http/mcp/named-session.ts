@@ -21,9 +21,7 @@ export function namedSession(
       reply,
       HTTP_REFUSALS.SESSION_MISSING,
       'Missing Mcp-Session-Id header: send initialize first.',
-      {
-        id: answerId,
-      },
+      { id: answerId },
     );
     return null;
   }
@@ -35,9 +33,7 @@ export function namedSession(
       reply,
       HTTP_REFUSALS.SESSION_NOT_FOUND,
       'Session not found: it ended or expired; initialize again.',
-      {
-        id: answerId,
-      },
+      { id: answerId },
     );
     return null;
   }

@@ -1,11 +1,11 @@
 // The parse stage: the body becomes one classified message (mcp/inbound.ts inspect()), its era
 // decided once, by the MCP-Protocol-Version header when that names 2026-07-28.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HTTP_REFUSALS } from '../../core/error-table.js';
 import type { Era } from '../../mcp/dispatcher.js';
 import { headerValue } from '../../mcp/headers.js';
 import { inspect, type Incoming } from '../../mcp/inbound.js';
 import { isModernVersion } from '../../mcp/versions.js';
-import { HTTP_REFUSALS } from '../../core/error-table.js';
 import { refuse } from '../refuse.js';
 
 /** 'modern' when the request's MCP-Protocol-Version header is a 2026-07-28 one. */
