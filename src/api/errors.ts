@@ -1,10 +1,11 @@
-// Every failure on /api becomes `{"error": "..."}` with a status that says whose fault it was.
-// AppErrors carry their own (secret-free) messages; anything else is logged with a reference
-// and answered with that reference only, never a stack trace.
-import { randomUUID } from 'node:crypto';
+// Every failure on /api becomes `{"error": "..."}` with a status that says whose fault it was,
+// by the error table (core/error-table.ts). AppErrors carry their own (secret-free) messages;
+// what failed on the server's side is logged with a reference and answered with that
+// reference only, never a stack trace.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { ErrorCodes, isAppError, type ErrorCategory } from '../core/errors.js';
+import { answerOf, logWithReference } from '../core/error-table.js';
+import { isAppError, type AppError } from '../core/errors.js';
 
 /** A failure the handlers raise on purpose, answered with its status and message as they are. */
 export class ApiError extends Error {
@@ -22,79 +23,83 @@ export class ApiError extends Error {
 /** The challenge sent with our own 401s (the HTTP layer's hook sends its own fuller one). */
 export const BEARER_CHALLENGE = 'Bearer realm="pgmcp"';
 
-const STATUS: Record<ErrorCategory, number> = {
-  input: 400,
-  not_found: 404,
-  auth: 401,
-  forbidden: 403,
-  conflict: 409,
-  timeout: 504,
-  unavailable: 503,
-  database: 500,
-  config: 500,
-  internal: 500,
-};
-
 interface Answer {
   status: number;
-  message: string;
+  body: { error: string; code?: string };
   headers: Record<string, string>;
 }
 
+/** The one place a failure on /api becomes its answer: the error table's REST columns. */
 function answerFor(error: unknown, logger: Logger, request: FastifyRequest): Answer {
   if (error instanceof ApiError) {
-    return { status: error.statusCode, message: error.message, headers: { ...error.headers } };
+    return {
+      status: error.statusCode,
+      body: { error: error.message },
+      headers: { ...error.headers },
+    };
   }
   const fastifyError = error as Partial<FastifyError>;
   if (fastifyError.validation) {
-    return { status: 400, message: `invalid request: ${fastifyError.message}`, headers: {} };
+    return {
+      status: 400,
+      body: { error: `invalid request: ${fastifyError.message}` },
+      headers: {},
+    };
   }
-  if (isAppError(error) && STATUS[error.category] < 500) {
-    const headers: Record<string, string> = {};
-    const retry = error.details?.['retryAfterSeconds'];
-    if (error.code === ErrorCodes.LOGIN_LOCKED && typeof retry === 'number') {
-      headers['retry-after'] = String(retry);
-    }
-    if (error.category === 'auth' && error.code !== ErrorCodes.LOGIN_LOCKED) {
-      headers['www-authenticate'] = BEARER_CHALLENGE;
-    }
-    return { status: STATUS[error.category], message: error.message, headers };
-  }
+  if (isAppError(error)) return appErrorAnswer(error, logger, request);
   // Fastify's own client errors (unsupported media type, body too large) say nothing secret.
   const status = fastifyError.statusCode;
-  if (!isAppError(error) && typeof status === 'number' && status >= 400 && status < 500) {
-    return { status, message: fastifyError.message ?? 'bad request', headers: {} };
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return { status, body: { error: fastifyError.message ?? 'bad request' }, headers: {} };
   }
-  const ref = randomUUID().slice(0, 8);
+  const ref = logged(error, logger, request);
+  return { status: 500, body: { error: `internal error (ref ${ref})` }, headers: {} };
+}
+
+function appErrorAnswer(error: AppError, logger: Logger, request: FastifyRequest): Answer {
+  const row = answerOf(error);
+  const headers: Record<string, string> = {};
+  const retry =
+    row.retryAfter === 'details' ? error.details?.['retryAfterSeconds'] : row.retryAfter;
+  if (typeof retry === 'number') headers['retry-after'] = String(retry);
+  if (row.challenge) headers['www-authenticate'] = BEARER_CHALLENGE;
+  switch (row.rest) {
+    case 'message':
+      return { status: row.status, body: { error: error.message }, headers };
+    case 'message-and-code':
+      return { status: row.status, body: { error: error.message, code: error.code }, headers };
+    case 'unavailable': {
+      const ref = logged(error, logger, request);
+      // A configured database is named (its name is no secret; why it failed stays in the log);
+      // any other message may name the state database's host: it stays in the log.
+      const database = error.details?.['database'];
+      const what = typeof database === 'string' ? `database ${database} is` : 'the service is';
+      return {
+        status: row.status,
+        body: { error: `${what} unavailable; try again later (ref ${ref})` },
+        headers,
+      };
+    }
+    case 'reference': {
+      const ref = logged(error, logger, request);
+      return { status: row.status, body: { error: `internal error (ref ${ref})` }, headers };
+    }
+  }
+}
+
+/** Logs a failure answered by reference only; the reference for the answer. */
+function logged(error: unknown, logger: Logger, request: FastifyRequest): string {
   // Message and code only: a driver error's detail can quote the row it choked on.
   const err = error as { message?: unknown; code?: unknown; name?: unknown };
-  logger.error(
+  return logWithReference(
+    logger,
     {
-      ref,
       method: request.method,
       route: request.routeOptions.url,
       err: { name: err.name, message: err.message, code: err.code },
     },
     'api request failed',
   );
-  if (isAppError(error) && error.category === 'unavailable') {
-    // A configured database is named (its name is no secret; why it failed stays in the log).
-    const database = error.details?.['database'];
-    if (typeof database === 'string') {
-      return {
-        status: 503,
-        message: `database ${database} is unavailable; try again later (ref ${ref})`,
-        headers: { 'retry-after': '5' },
-      };
-    }
-    // The message may name the state database's host: it stays in the log.
-    return {
-      status: 503,
-      message: `the service is unavailable; try again later (ref ${ref})`,
-      headers: { 'retry-after': '5' },
-    };
-  }
-  return { status: 500, message: `internal error (ref ${ref})`, headers: {} };
 }
 
 const ERROR_BODY = {
@@ -117,7 +122,7 @@ export const ERROR_RESPONSES: Readonly<Record<number, unknown>> = {
 
 export function createErrorHandler(logger: Logger) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    const { status, message, headers } = answerFor(error, logger, request);
-    return reply.code(status).headers(headers).send({ error: message });
+    const { status, body, headers } = answerFor(error, logger, request);
+    return reply.code(status).headers(headers).send(body);
   };
 }

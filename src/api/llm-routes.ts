@@ -5,18 +5,16 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { createUIMessageStreamResponse } from 'ai';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorCodes, isAppError } from '../core/errors.js';
+import { ErrorCodes } from '../core/errors.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
 import {
   createProxy,
   listModels,
-  llmStatus,
   startChat,
   type ChatBody,
   type ChatDeps,
   type ProxyRequest,
 } from '../llm/index.js';
-import { ApiError } from './errors.js';
 
 /** What the LLM routes need from the composition root. */
 export type ApiLlmDeps = Omit<ChatDeps, 'logger'>;
@@ -145,14 +143,6 @@ const STREAM_DESCRIPTION =
 
 const principalOf = (request: FastifyRequest): Principal => request.principal ?? ANONYMOUS;
 
-/** This layer's AppErrors with their statuses and messages; the rest to the common handler. */
-function refusal(error: unknown): unknown {
-  if (isAppError(error) && /^PGMCP80\d$/.test(error.code)) {
-    return new ApiError(llmStatus(error), error.message);
-  }
-  return error;
-}
-
 /** Aborted when the client goes away before the answer is complete. */
 function disconnectSignal(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
@@ -236,17 +226,9 @@ export function registerLlmRoutes(
       },
     },
     async (request, reply) => {
-      try {
-        const provider = deps.providers.get(request.query.provider ?? null);
-        const models = await listModels(
-          provider,
-          deps.providers.secrets(),
-          disconnectSignal(reply),
-        );
-        return { provider: provider.name, models };
-      } catch (error) {
-        throw refusal(error);
-      }
+      const provider = deps.providers.get(request.query.provider ?? null);
+      const models = await listModels(provider, deps.providers.secrets(), disconnectSignal(reply));
+      return { provider: provider.name, models };
     },
   );
 
@@ -263,13 +245,9 @@ export function registerLlmRoutes(
       },
     },
     async (request, reply) => {
-      try {
-        const answer = await proxy.run(request.body, disconnectSignal(reply));
-        if (answer instanceof Response) return sendResponse(reply, answer);
-        return answer;
-      } catch (error) {
-        throw refusal(error);
-      }
+      const answer = await proxy.run(request.body, disconnectSignal(reply));
+      if (answer instanceof Response) return sendResponse(reply, answer);
+      return answer;
     },
   );
 
@@ -286,20 +264,13 @@ export function registerLlmRoutes(
     },
     async (request, reply) => {
       const signal = disconnectSignal(reply);
-      try {
-        const stream = await startChat(
-          { ...deps, logger },
-          principalOf(request),
-          request.body,
-          signal,
-        );
-        return sendResponse(reply, createUIMessageStreamResponse({ stream }));
-      } catch (error) {
-        if (isAppError(error) && error.code === ErrorCodes.CONVERSATION_HISTORY_CONFLICT) {
-          return reply.code(409).send({ error: error.message, code: error.code });
-        }
-        throw refusal(error);
-      }
+      const stream = await startChat(
+        { ...deps, logger },
+        principalOf(request),
+        request.body,
+        signal,
+      );
+      return sendResponse(reply, createUIMessageStreamResponse({ stream }));
     },
   );
 }

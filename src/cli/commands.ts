@@ -1,6 +1,7 @@
 // The options and actions of pgmcp's commands. main.ts assembles them into the program; a
 // composition of `serve` (see ServeComposition in serve.ts) reuses `serve`'s.
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { answerOf } from '../core/error-table.js';
 import { isAppError } from '../core/errors.js';
 import type { Config, ConfigFlags } from '../config/index.js';
 import { LOG_LEVELS } from '../config/levels.js';
@@ -35,9 +36,9 @@ export async function configFrom(options: CommonOptions): Promise<Config> {
 export function fail(error: unknown): never {
   if (isAppError(error)) {
     process.stderr.write(`pgmcp: ${error.message}\n`);
-    // 2: what was asked cannot be done as given (a bad value, a bad configuration), as for
-    // command-line usage errors; 1: it failed.
-    process.exit(error.category === 'config' || error.category === 'input' ? 2 : 1);
+    // The error table's exit column: 2 what was asked cannot be done as given (a bad value, a
+    // bad configuration), as for command-line usage errors; 1 it failed.
+    process.exit(answerOf(error).exit);
   }
   process.stderr.write(`pgmcp: ${(error as Error)?.message ?? String(error)}\n`);
   process.exit(1);

@@ -15,14 +15,14 @@ import {
   type LapseReason,
 } from '../auth/index.js';
 import type { ResourceServer } from '../auth/oauth/resource-server.js';
+import { HTTP_REFUSALS } from '../core/error-table.js';
 import { ErrorCodes } from '../core/errors.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
 import { Refusals, rolesMissing } from '../core/refusals.js';
-import { RpcCodes } from '../mcp/jsonrpc.js';
 import { challenge, type ChallengeKind } from './challenge.js';
 import type { OAuthDiscovery } from './oauth-discovery.js';
 import { declarePrincipal } from './principal.js';
-import { sendJson, sendRpcError } from './replies.js';
+import { refuse as refuseWith } from './refuse.js';
 
 /** Checks a bearer token: a principal, or why it was refused. */
 export interface BearerVerifier {
@@ -109,18 +109,19 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
           })
         : challenge(kind, description),
     );
-    if (isApi(req)) return sendJson(reply, status, { error: message });
-    const data = extra.code ? { code: extra.code } : undefined;
-    return sendRpcError(reply, status, RpcCodes.AUTH_REQUIRED, message, null, data);
+    const refusal =
+      status === 401 ? HTTP_REFUSALS.UNAUTHENTICATED : HTTP_REFUSALS.INSUFFICIENT_SCOPE;
+    return refuseWith(req, reply, refusal, message, {
+      ...(extra.code ? { data: { code: extra.code } } : {}),
+    });
   };
 
   /** A token pgmcp cannot judge now (its issuer is unreachable): 503, never a hang or a 500. */
   const unavailable = (req: FastifyRequest, reply: FastifyReply, failure: AuthFailure) => {
     const message = failure.description ?? 'The token issuer cannot be reached right now.';
     reply.header('retry-after', String(UNAVAILABLE_RETRY_S));
-    if (isApi(req)) return sendJson(reply, 503, { error: message });
-    return sendRpcError(reply, 503, RpcCodes.INTERNAL_ERROR, message, null, {
-      code: failure.code ?? ErrorCodes.OAUTH_ISSUER_UNAVAILABLE,
+    return refuseWith(req, reply, HTTP_REFUSALS.ISSUER_UNAVAILABLE, message, {
+      data: { code: failure.code ?? ErrorCodes.OAUTH_ISSUER_UNAVAILABLE },
     });
   };
 

@@ -2,9 +2,9 @@
 // its own under mcp/; every message goes through the transport seam (mcp/inbound.ts deliver()).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { HTTP_REFUSALS } from '../core/error-table.js';
 import type { Dispatcher } from '../mcp/dispatcher.js';
 import { deliver } from '../mcp/inbound.js';
-import { RpcCodes } from '../mcp/jsonrpc.js';
 import { acceptanceOf, notAcceptable } from './mcp/accept.js';
 import { answer } from './mcp/answer.js';
 import type { McpEndpoint } from './mcp/endpoint.js';
@@ -14,7 +14,7 @@ import { namedSession } from './mcp/named-session.js';
 import { headerEra, readMessage } from './mcp/parse.js';
 import { placeOf } from './mcp/place.js';
 import type { OAuthDiscovery } from './oauth-discovery.js';
-import { sendRpcError } from './replies.js';
+import { refuse } from './refuse.js';
 import type { SessionStore } from './sessions.js';
 import type { StreamWatch } from './stream-watch.js';
 
@@ -45,7 +45,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
   /** accept → parse (inspect, era) → session or stateless → deliver → answer. */
   const post: Handler = async (req, reply) => {
     const accept = acceptanceOf(req);
-    if (!accept.json) return notAcceptable(reply, 'application/json and text/event-stream');
+    if (!accept.json) return notAcceptable(req, reply, 'application/json and text/event-stream');
     const incoming = readMessage(req, reply);
     if (!incoming) return;
     const place = placeOf(endpoint, req, reply, incoming, accept);
@@ -58,7 +58,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
   /** The session's GET stream, or the resumption of a stream (legacy era only). */
   const get: Handler = async (req, reply) => {
     if (headerEra(req) === 'modern') return methodNotAllowed(reply);
-    if (!acceptanceOf(req).sse) return notAcceptable(reply, 'text/event-stream');
+    if (!acceptanceOf(req).sse) return notAcceptable(req, reply, 'text/event-stream');
     const session = namedSession(endpoint.sessions, req, reply);
     if (session) openGetStream(endpoint, req, reply, session);
   };
@@ -75,7 +75,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
   const wrap =
     (handler: Handler) =>
     async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-      await handler(req, reply).catch((error: unknown) => failed(reply, error));
+      await handler(req, reply).catch((error: unknown) => failed(req, reply, error));
       return reply;
     };
   for (const path of options.paths) {
@@ -84,10 +84,10 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     app.delete(path, wrap(del));
   }
 
-  function failed(reply: FastifyReply, error: unknown): void {
+  function failed(req: FastifyRequest, reply: FastifyReply, error: unknown): void {
     options.logger.error({ err: error }, 'mcp route failed');
     if (!reply.sent && !reply.raw.headersSent) {
-      sendRpcError(reply, 500, RpcCodes.INTERNAL_ERROR, 'Internal error; see the server log.');
+      refuse(req, reply, HTTP_REFUSALS.INTERNAL, 'Internal error; see the server log.');
     } else if (!reply.raw.writableEnded) {
       reply.raw.end();
     }

@@ -10,12 +10,13 @@ import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { HTTP_REFUSALS, RpcCodes } from '../core/error-table.js';
 import { declarePrincipal } from './principal.js';
-import { sendJson, sendRpcError } from './replies.js';
+import { answerForm, refuse } from './refuse.js';
 import { isApiPath } from './security-headers.js';
 
 /** JSON-RPC error code of a 429 on /mcp (implementation-defined server error range). */
-export const RATE_LIMITED = -32000;
+export const RATE_LIMITED = RpcCodes.RATE_LIMITED;
 
 const WINDOW_MS = 60_000;
 /** Redis answers within this or the request is counted locally. */
@@ -36,7 +37,7 @@ export interface Budget {
   /** The family whose counter a request uses: mcp, api, api.login… */
   family: string;
   max: number;
-  /** How a 429 is written: a JSON-RPC error (/mcp) or `{ error }` (/api). */
+  /** How a 429 is written: a JSON-RPC error (/mcp) or `{ error }` (/api); refuse.ts decides. */
   body: 'rpc' | 'json';
 }
 
@@ -62,10 +63,10 @@ export function budgetFor(
   settings: RateLimitSettings,
 ): Budget | null {
   let candidates: string[];
-  let body: Budget['body'];
+  // The form a 429 takes is the route's, decided where every refusal's is (refuse.ts).
+  const body: Budget['body'] = answerForm(url) === 'rest' ? 'json' : 'rpc';
   if (mcpPaths.includes(url)) {
     candidates = ['mcp'];
-    body = 'rpc';
   } else if (isApiPath(url)) {
     // Static segments only: /api/conversations/:id belongs to api.conversations.
     const segments: string[] = [];
@@ -77,7 +78,6 @@ export function budgetFor(
       ['api', ...segments.slice(0, segments.length - i)].join('.'),
     );
     candidates.push('api');
-    body = 'json';
   } else {
     return null;
   }
@@ -180,9 +180,9 @@ export function registerRateLimits(
       if (!result.isExceeded) return undefined;
       reply.header('retry-after', resetSeconds);
       const message = `Too many requests: at most ${result.max} a minute on ${budget.family}; retry in ${resetSeconds} s.`;
-      return budget.body === 'rpc'
-        ? sendRpcError(reply, 429, RATE_LIMITED, message, null, { retryAfter: resetSeconds })
-        : sendJson(reply, 429, { error: message });
+      return refuse(req, reply, HTTP_REFUSALS.RATE_LIMITED, message, {
+        data: { retryAfter: resetSeconds },
+      });
     };
     // preValidation, after the instance's authentication hook: the caller is known by then.
     const existing = route.preValidation;

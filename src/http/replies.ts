@@ -1,6 +1,5 @@
-// Small helpers for answering on the raw HTTP response with JSON-RPC bodies.
+// Small helpers for answering with JSON bodies (a refusal goes through refuse.ts).
 import type { FastifyReply } from 'fastify';
-import { errorResponse, type JsonRpcId } from '../mcp/jsonrpc.js';
 import { serialize } from '../mcp/serialize.js';
 
 export function sendJson(
@@ -13,19 +12,6 @@ export function sendJson(
     .code(status)
     .headers({ 'content-type': 'application/json', ...headers })
     .send(serialize(body));
-}
-
-export function sendRpcError(
-  reply: FastifyReply,
-  status: number,
-  code: number,
-  message: string,
-  id: JsonRpcId | null = null,
-  data?: unknown,
-): FastifyReply {
-  const error: { code: number; message: string; data?: unknown } = { code, message };
-  if (data !== undefined) error.data = data;
-  return sendJson(reply, status, errorResponse(id, error));
 }
 
 /** Whether an Accept header admits a media type (wildcards included). */

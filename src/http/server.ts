@@ -2,8 +2,8 @@
 // /v1 alias) and /health. Bodies are taken as text so bad JSON gets a JSON-RPC answer.
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { clientError, HTTP_REFUSALS } from '../core/error-table.js';
 import type { Dispatcher } from '../mcp/dispatcher.js';
-import { RpcCodes } from '../mcp/jsonrpc.js';
 import { registerApiRoutes, type ApiDeps } from '../api/index.js';
 import { registerAuthentication, type HttpAuthOptions } from './authenticate.js';
 import { NO_EDGE, registerEdge, type EdgeOptions } from './edge.js';
@@ -11,7 +11,8 @@ import { registerHeaderGuard } from './header-guard.js';
 import { registerMcpRoutes } from './mcp-route.js';
 import { registerOAuthServer, type OAuthServerRoutes } from './oauth-server/index.js';
 import { createOriginPolicy } from './origin.js';
-import { sendJson, sendRpcError } from './replies.js';
+import { refuse } from './refuse.js';
+import { sendJson } from './replies.js';
 import { createSessionStore, type SessionStore } from './sessions.js';
 import { createStreamWatch } from './stream-watch.js';
 import { httpsOptions } from './tls.js';
@@ -111,8 +112,7 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     const problem = policy.check(req.headers.host, Array.isArray(origin) ? origin[0] : origin);
     if (problem) {
       logger.warn({ host: req.headers.host, origin }, 'request refused by the Host/Origin policy');
-      if (path.startsWith('/api/')) return sendJson(reply, 403, { error: `Forbidden: ${problem}` });
-      return sendRpcError(reply, 403, RpcCodes.INVALID_REQUEST, `Forbidden: ${problem}`);
+      return refuse(req, reply, HTTP_REFUSALS.ORIGIN, `Forbidden: ${problem}`);
     }
     return undefined;
   });
@@ -132,28 +132,21 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     logger,
   });
 
-  app.setErrorHandler((error: FastifyError, _req, reply) => {
+  // What escapes a route outside /api (whose scope has its own handler, api/errors.ts).
+  app.setErrorHandler((error: FastifyError, req, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
-      return sendRpcError(
-        reply,
-        413,
-        RpcCodes.INVALID_REQUEST,
-        `Request body larger than ${options.bodyLimitBytes} bytes.`,
-      );
+      const message = `Request body larger than ${options.bodyLimitBytes} bytes.`;
+      return refuse(req, reply, HTTP_REFUSALS.BODY_TOO_LARGE, message);
     }
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || error.statusCode === 415) {
-      return sendRpcError(
-        reply,
-        415,
-        RpcCodes.INVALID_REQUEST,
-        'Unsupported Media Type: send Content-Type: application/json.',
-      );
+      const message = 'Unsupported Media Type: send Content-Type: application/json.';
+      return refuse(req, reply, HTTP_REFUSALS.MEDIA_TYPE, message);
     }
     if (error.statusCode !== undefined && error.statusCode < 500) {
-      return sendRpcError(reply, error.statusCode, RpcCodes.INVALID_REQUEST, error.message);
+      return refuse(req, reply, clientError(error.statusCode), error.message);
     }
     logger.error({ err: error }, 'http request failed');
-    return sendRpcError(reply, 500, RpcCodes.INTERNAL_ERROR, 'Internal error; see the server log.');
+    return refuse(req, reply, HTTP_REFUSALS.INTERNAL, 'Internal error; see the server log.');
   });
 
   // edge: CORS, /api security headers and rate limits; before the routes they apply to.

@@ -19,7 +19,8 @@ import {
   type UIMessageChunk,
 } from 'ai';
 import type { LlmConfig } from '../config/index.js';
-import { AppError, ErrorCodes, isAppError } from '../core/errors.js';
+import { isExpectedFailure, logWithReference } from '../core/error-table.js';
+import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { DatabaseChoice } from '../core/specs.js';
 import type { DatabaseDirectory } from '../tools/databases.js';
@@ -185,9 +186,11 @@ export async function startChat(
     maxSameFailures: llm.maxSameFailures,
     maxToolResultChars: llm.maxToolResultChars,
     onInternalError: (error, ref, tool) =>
-      deps.logger.error(
-        { ref, tool, err: { message: error instanceof Error ? error.message : String(error) } },
+      logWithReference(
+        deps.logger,
+        { tool, err: { message: error instanceof Error ? error.message : String(error) } },
         'chat tool failed',
+        ref,
       ),
     ...(deps.onToolCall ? { onToolCall: deps.onToolCall } : {}),
     conversationId: store ? conversationId : null,
@@ -227,7 +230,7 @@ export async function startChat(
   };
   let usage: ChatTokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
   const plain = (error: unknown): string => {
-    if (isAppError(error) && error.category !== 'internal') return error.message;
+    if (isExpectedFailure(error)) return error.message;
     return providerFailure(error, provider.name, secrets).message;
   };
   const maxSteps = llm.maxToolRounds + 1;

@@ -7,7 +7,8 @@
 // recorded like an MCP tools/call (tools/tool-call-record.ts): the exchange log and the audit.
 import { jsonSchema, tool, type ToolSet } from 'ai';
 import type { ToolResult } from '../core/content.js';
-import { AppError, ErrorCodes, isAppError } from '../core/errors.js';
+import { isExpectedFailure, newReference } from '../core/error-table.js';
+import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { DatabaseChoice, ToolSpec } from '../core/specs.js';
 import type { Registry } from '../tools/registry.js';
@@ -236,8 +237,8 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
       const output = outputOf(await registered.spec.call(args, ctx));
       return { ...ran, output };
     } catch (error) {
-      if (isAppError(error) && error.category !== 'internal') return { ...ran, ...failed(error) };
-      const ref = Math.random().toString(36).slice(2, 10);
+      if (isExpectedFailure(error)) return { ...ran, ...failed(error) };
+      const ref = newReference();
       input.onInternalError(error, ref, spec.name);
       return {
         ...ran,

@@ -72,20 +72,5 @@ export function providerFailure(
   );
 }
 
-/** The HTTP status for an AppError of this layer answered before any stream started. */
-export function llmStatus(error: AppError): number {
-  switch (error.code) {
-    case ErrorCodes.LLM_NOT_CONFIGURED:
-      return 503;
-    case ErrorCodes.LLM_PROVIDER_FAILED:
-      return 502;
-    case ErrorCodes.LLM_PROVIDER_UNKNOWN:
-    case ErrorCodes.CHAT_INVALID:
-      return 400;
-    default:
-      return 500;
-  }
-}
-
 export const chatInvalid = (message: string): AppError =>
   new AppError(ErrorCodes.CHAT_INVALID, message, { category: 'input' });

@@ -14,4 +14,4 @@ export type {
   ChatTokenUsage,
 } from './chat-seams.js';
 export type { ChatToolOutput } from './chat-tools.js';
-export { llmStatus, providerFailure, scrubSecrets } from './errors.js';
+export { providerFailure, scrubSecrets } from './errors.js';

@@ -309,11 +309,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     try {
       return await run(request, era, channel, note);
     } catch (error) {
-      const { body, category } = rpcErrorOf(
-        error,
-        (ref) => logger.error({ err: error, method: request.method, ref }, 'request failed'),
-        request.id,
-      );
+      const { body, category } = rpcErrorOf(error, logger, { method: request.method });
       return { response: errorResponse(request.id, body), era, category };
     }
   };
@@ -354,7 +350,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         );
         return null;
       } catch (error) {
-        const { body, category } = rpcErrorOf(error, () => undefined, request.id);
+        const { body, category } = rpcErrorOf(error, undefined, {});
         return { response: errorResponse(request.id, body), era: 'modern', category };
       }
     },

@@ -1,6 +1,12 @@
-// The one place where a failure becomes MCP's answer: a JSON-RPC error for the protocol's
-// problems, an isError tool result for the tool's (STYLE.md: decide it in one place).
-// HTTP statuses are not decided here; http/ derives them from the code and category.
+// The one place where a failure becomes MCP's answer, by the error table (core/error-table.ts):
+// a JSON-RPC error for the protocol's problems, an isError tool result for the tool's.
+// HTTP statuses are not decided here; http/status.ts derives them from the code and category.
+import {
+  answerOf,
+  isExpectedFailure,
+  logWithReference,
+  type ReferenceLog,
+} from '../core/error-table.js';
 import type { AppError } from '../core/errors.js';
 import { ErrorCodes, isAppError, type ErrorCategory } from '../core/errors.js';
 import type { ToolResult } from '../core/content.js';
@@ -25,39 +31,36 @@ export function forbidden(message: string, requiredRoles?: readonly string[]): R
   return new RpcError(RpcCodes.AUTH_REQUIRED, message, data, 'forbidden');
 }
 
-/** An unknown resource: -32002 in the legacy era, -32602 with data.uri in 2026-07-28. */
+/** An unknown resource: the table's resource code (-32002 legacy, -32602 2026-07-28), data.uri. */
 export function resourceNotFound(era: Era, uri: string, message: string): RpcError {
-  return new RpcError(
-    era === 'modern' ? RpcCodes.INVALID_PARAMS : RpcCodes.RESOURCE_NOT_FOUND,
-    message,
-    { uri },
-    'not_found',
-  );
+  const row = answerOf({ code: ErrorCodes.RESOURCE_NOT_FOUND, category: 'not_found' });
+  return new RpcError(row.resource![era], message, { uri }, 'not_found');
 }
 
 /**
- * What a handler threw, if the protocol must answer it rather than the handler's result:
- * authentication, a capability the client lacks (modern era), and for resources a URI that
- * leads nowhere or is malformed. Null: the handler's own failure.
+ * What a handler threw, if the protocol must answer it rather than the handler's result: the
+ * error table's protocol forms (authentication, a role, a capability the client lacks in the
+ * modern era) and, for resources, the row's resource code (a URI that leads nowhere or is
+ * malformed). Null: the handler's own failure.
  */
 export function protocolErrorOf(error: unknown, era: Era, resourceUri?: string): RpcError | null {
   if (error instanceof RpcError) return error;
   if (!isAppError(error)) return null;
-  if (error.category === 'auth') return authRequired(error.message);
-  if (error.category === 'forbidden' && error.code === ErrorCodes.AUTH_REQUIRED) {
-    const roles = error.details?.['requiredRoles'];
-    return forbidden(error.message, Array.isArray(roles) ? (roles as string[]) : undefined);
-  }
-  if (error.code === ErrorCodes.CAPABILITY_MISSING && era === 'modern') {
-    return new RpcError(RpcCodes.MISSING_CAPABILITY, error.message, {
-      requiredCapabilities: error.details?.['requiredCapabilities'] ?? {},
-    });
-  }
-  if (resourceUri !== undefined) {
-    if (error.category === 'not_found') return resourceNotFound(era, resourceUri, error.message);
-    if (error.category === 'input') {
-      return new RpcError(RpcCodes.INVALID_PARAMS, error.message, { uri: resourceUri }, 'input');
+  const row = answerOf(error);
+  if (row.mcp === 'protocol' || (row.mcp === 'protocol-modern' && era === 'modern')) {
+    if (row.rpc === RpcCodes.MISSING_CAPABILITY) {
+      return new RpcError(row.rpc, error.message, {
+        requiredCapabilities: error.details?.['requiredCapabilities'] ?? {},
+      });
     }
+    if (error.category === 'forbidden') {
+      const roles = error.details?.['requiredRoles'];
+      return forbidden(error.message, Array.isArray(roles) ? (roles as string[]) : undefined);
+    }
+    return new RpcError(row.rpc, error.message, undefined, error.category);
+  }
+  if (resourceUri !== undefined && row.resource !== undefined) {
+    return new RpcError(row.resource[era], error.message, { uri: resourceUri }, error.category);
   }
   return null;
 }
@@ -87,27 +90,26 @@ export function toolErrorResult(error: AppError, hasOutputSchema: boolean): Tool
 
 /**
  * Anything that escaped a request, as the JSON-RPC error to send. An AppError keeps its
- * message unless it is internal; a bug gets a generic message and a reference that
- * `report` receives with the error (for the log).
+ * message unless the table answers it by reference (a bug): that gets a generic message and a
+ * reference, logged once to `log` with `fields`.
  */
 export function rpcErrorOf(
   error: unknown,
-  report: (ref: string) => void,
-  requestId: unknown,
+  log: ReferenceLog | undefined,
+  fields: Record<string, unknown>,
 ): { body: JsonRpcErrorObject; category: ErrorCategory | undefined } {
   if (error instanceof RpcError) {
     const body: JsonRpcErrorObject = { code: error.code, message: error.message };
     if (error.data !== undefined) body.data = error.data;
     return { body, category: error.category };
   }
-  if (isAppError(error) && error.category !== 'internal') {
+  if (isExpectedFailure(error)) {
     return {
       body: { code: RpcCodes.INTERNAL_ERROR, message: error.message },
       category: error.category,
     };
   }
-  const ref = `${Date.now().toString(36)}-${String(requestId).slice(0, 16)}`;
-  report(ref);
+  const ref = logWithReference(log, { err: error, ...fields }, 'request failed');
   return {
     body: { code: RpcCodes.INTERNAL_ERROR, message: `Internal error (reference ${ref}).` },
     category: 'internal',

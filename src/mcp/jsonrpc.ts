@@ -26,20 +26,8 @@ export type JsonRpcResponse =
   | { jsonrpc: '2.0'; id: JsonRpcId | null; result: Record<string, unknown> }
   | { jsonrpc: '2.0'; id: JsonRpcId | null; error: JsonRpcErrorObject };
 
-export const RpcCodes = {
-  PARSE_ERROR: -32700,
-  INVALID_REQUEST: -32600,
-  METHOD_NOT_FOUND: -32601,
-  INVALID_PARAMS: -32602,
-  INTERNAL_ERROR: -32603,
-  AUTH_REQUIRED: -32001,
-  /** The SDKs' code for an unknown or ended session; the same number as AUTH_REQUIRED. */
-  SESSION_NOT_FOUND: -32001,
-  RESOURCE_NOT_FOUND: -32002,
-  HEADER_MISMATCH: -32020,
-  MISSING_CAPABILITY: -32021,
-  UNSUPPORTED_VERSION: -32022,
-} as const;
+// The codes live in the error table (core/error-table.ts), beside what each one answers.
+export { RpcCodes } from '../core/error-table.js';
 
 /** A protocol-level failure: becomes a JSON-RPC error response (never a tool result). */
 export class RpcError extends Error {

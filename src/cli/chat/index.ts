@@ -1,6 +1,7 @@
 // `pgmcp chat`: the terminal client. Remote mode talks to a pgmcp's /api over HTTP with a bearer
 // token; local mode starts the pgmcp HTTP app in this process on a loopback port and then talks
 // to it the same way, so there is one client code path. Loaded only when the command runs.
+import { answerOf } from '../../core/error-table.js';
 import { isAppError } from '../../core/errors.js';
 import { configFrom, type CommonOptions } from '../commands.js';
 import { readPassword } from '../password-input.js';
@@ -154,7 +155,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
       term.error(error.message);
       return EXIT.usage;
     }
-    if (isAppError(error) && (error.category === 'config' || error.category === 'input')) {
+    if (isAppError(error) && answerOf(error).exit === EXIT.usage) {
       term.error(error.message);
       return EXIT.usage;
     }

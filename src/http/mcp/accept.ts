@@ -1,8 +1,9 @@
 // The Accept stage: what the client says it can read. POST needs JSON (and, for everything but a
 // sessionless legacy request, SSE too); GET needs SSE.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { RpcCodes } from '../../mcp/jsonrpc.js';
-import { accepts, sendRpcError } from '../replies.js';
+import { HTTP_REFUSALS } from '../../core/error-table.js';
+import { refuse } from '../refuse.js';
+import { accepts } from '../replies.js';
 
 export interface Acceptance {
   /** application/json; no Accept at all is read as JSON (curl, gateways). */
@@ -20,11 +21,11 @@ export function acceptanceOf(req: FastifyRequest): Acceptance {
 }
 
 /** 406, naming the media types the Accept header must include. */
-export function notAcceptable(reply: FastifyReply, types: string): void {
-  sendRpcError(
+export function notAcceptable(req: FastifyRequest, reply: FastifyReply, types: string): void {
+  refuse(
+    req,
     reply,
-    406,
-    RpcCodes.INVALID_REQUEST,
+    HTTP_REFUSALS.NOT_ACCEPTABLE,
     `Not Acceptable: the Accept header must include ${types}.`,
   );
 }

@@ -1,9 +1,9 @@
 // GET on the MCP endpoint (legacy era): the session's stream of messages that belong to no
 // request, or, with Last-Event-ID, the resumption of a stream where the client lost it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HTTP_REFUSALS } from '../../core/error-table.js';
 import { headerValue } from '../../mcp/headers.js';
-import { RpcCodes } from '../../mcp/jsonrpc.js';
-import { sendRpcError } from '../replies.js';
+import { refuse } from '../refuse.js';
 import { GET_STREAM_ID, type HttpSession } from '../sessions.js';
 import { parseEventId, SseStream, startSse } from '../sse.js';
 import type { McpEndpoint } from './endpoint.js';
@@ -18,10 +18,10 @@ export function openGetStream(
   const lastEventId = headerValue(req.headers['last-event-id']);
   const resumeFrom = lastEventId ? parseEventId(lastEventId) : null;
   if (!resumeFrom && session.getStream.connected) {
-    sendRpcError(
+    refuse(
+      req,
       reply,
-      409,
-      RpcCodes.INVALID_REQUEST,
+      HTTP_REFUSALS.STREAM_OPEN,
       'Conflict: this session already has an open GET stream.',
     );
     return;

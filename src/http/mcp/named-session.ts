@@ -1,9 +1,9 @@
 // The legacy session a request names with Mcp-Session-Id, used only by the caller who opened it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HTTP_REFUSALS } from '../../core/error-table.js';
 import { headerValue } from '../../mcp/headers.js';
-import { RpcCodes } from '../../mcp/jsonrpc.js';
 import { principalKey } from '../authenticate.js';
-import { sendRpcError } from '../replies.js';
+import { refuse } from '../refuse.js';
 import type { HttpSession, SessionStore } from '../sessions.js';
 
 /** The session the request names, or null after answering 400 (none named) or 404 (not found). */
@@ -16,24 +16,24 @@ export function namedSession(
   const answerId = typeof id === 'string' || typeof id === 'number' ? id : null;
   const sessionId = headerValue(req.headers['mcp-session-id']);
   if (!sessionId) {
-    sendRpcError(
+    refuse(
+      req,
       reply,
-      400,
-      RpcCodes.INVALID_REQUEST,
+      HTTP_REFUSALS.SESSION_MISSING,
       'Missing Mcp-Session-Id header: send initialize first.',
-      answerId,
+      { id: answerId },
     );
     return null;
   }
   const session = sessions.get(sessionId);
   // Another caller's session is as good as none: it is not confirmed to exist.
   if (!session || session.owner !== principalKey(req.principal)) {
-    sendRpcError(
+    refuse(
+      req,
       reply,
-      404,
-      RpcCodes.SESSION_NOT_FOUND,
+      HTTP_REFUSALS.SESSION_NOT_FOUND,
       'Session not found: it ended or expired; initialize again.',
-      answerId,
+      { id: answerId },
     );
     return null;
   }

@@ -1,12 +1,12 @@
 // The parse stage: the body becomes one classified message (mcp/inbound.ts inspect()), its era
 // decided once, by the MCP-Protocol-Version header when that names 2026-07-28.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HTTP_REFUSALS } from '../../core/error-table.js';
 import type { Era } from '../../mcp/dispatcher.js';
 import { headerValue } from '../../mcp/headers.js';
 import { inspect, type Incoming } from '../../mcp/inbound.js';
-import { RpcCodes } from '../../mcp/jsonrpc.js';
 import { isModernVersion } from '../../mcp/versions.js';
-import { sendRpcError } from '../replies.js';
+import { refuse } from '../refuse.js';
 
 /** 'modern' when the request's MCP-Protocol-Version header is a 2026-07-28 one. */
 export function headerEra(req: FastifyRequest): Era | undefined {
@@ -21,7 +21,7 @@ export function readMessage(req: FastifyRequest, reply: FastifyReply): Incoming 
   try {
     message = JSON.parse(req.body as string);
   } catch {
-    sendRpcError(reply, 400, RpcCodes.PARSE_ERROR, 'Parse error: the body is not valid JSON.');
+    refuse(req, reply, HTTP_REFUSALS.NOT_JSON, 'Parse error: the body is not valid JSON.');
     return null;
   }
   return inspect(message, headerEra(req));

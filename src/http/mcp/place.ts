@@ -2,12 +2,14 @@
 // placed is answered here (406, an unsupported legacy version, 400/404 for the session, a
 // sessionless request that needs a session) and never delivered.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HTTP_REFUSALS } from '../../core/error-table.js';
 import { checkLegacyVersionHeader, headerValue } from '../../mcp/headers.js';
 import type { Incoming } from '../../mcp/inbound.js';
-import { RpcCodes, type JsonRpcId } from '../../mcp/jsonrpc.js';
+import type { JsonRpcId } from '../../mcp/jsonrpc.js';
 import type { Session } from '../../mcp/session.js';
 import { principalKey } from '../authenticate.js';
-import { sendJson, sendRpcError } from '../replies.js';
+import { refuse } from '../refuse.js';
+import { sendJson } from '../replies.js';
 import type { HttpSession } from '../sessions.js';
 import { notAcceptable, type Acceptance } from './accept.js';
 import type { McpEndpoint } from './endpoint.js';
@@ -49,7 +51,7 @@ export function placeOf(
   }
   // A client that holds a session or speaks 2026-07-28 must admit both types.
   if (!admitsBoth && incoming.kind !== 'invalid') {
-    notAcceptable(reply, 'application/json and text/event-stream');
+    notAcceptable(req, reply, 'application/json and text/event-stream');
     return null;
   }
   const named = (id?: unknown): Place | null => {
@@ -78,6 +80,6 @@ export function placeOf(
 /** A legacy request's MCP-Protocol-Version header, when sent, names a version served; else 400. */
 function legacyVersionAgrees(req: FastifyRequest, reply: FastifyReply, id: JsonRpcId): boolean {
   const problem = checkLegacyVersionHeader(req.headers);
-  if (problem) sendRpcError(reply, 400, RpcCodes.INVALID_REQUEST, problem, id);
+  if (problem) refuse(req, reply, HTTP_REFUSALS.VERSION_UNSUPPORTED, problem, { id });
   return problem === undefined;
 }

@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizationServer } from '../../auth/oauth/authorization-server.js';
 import { checkClientMetadata } from '../../auth/oauth/clients.js';
+import { answerOf } from '../../core/error-table.js';
 import { AppError, ErrorCodes, isAppError } from '../../core/errors.js';
 import type { OAuthDiscovery } from '../oauth-discovery.js';
 import { STYLESHEET, STYLESHEET_PATH } from './pages.js';
@@ -28,22 +29,14 @@ function answer(
     .send(JSON.stringify(body));
 }
 
-/** RFC 6749 §5.2 error names for pgmcp's codes. */
-const OAUTH_ERROR: Record<string, string> = {
-  [ErrorCodes.OAUTH_INVALID_GRANT]: 'invalid_grant',
-  [ErrorCodes.OAUTH_INVALID_CLIENT]: 'invalid_client',
-  [ErrorCodes.OAUTH_INVALID_REQUEST]: 'invalid_request',
-  [ErrorCodes.OAUTH_UNSUPPORTED]: 'unsupported_grant_type',
-  [ErrorCodes.OAUTH_REGISTRATION_REFUSED]: 'invalid_client_metadata',
-  [ErrorCodes.OAUTH_CLIENT_METADATA_UNAVAILABLE]: 'invalid_client',
-};
-
+/** A refusal as RFC 6749 §5.2 has it: the error table's `oauth` column names it. */
 function oauthFailure(reply: FastifyReply, error: unknown) {
-  if (!isAppError(error) || !(error.code in OAUTH_ERROR)) throw error;
-  return answer(reply, error.code === ErrorCodes.OAUTH_INVALID_CLIENT ? 401 : 400, {
-    error: OAUTH_ERROR[error.code],
-    error_description: error.message,
-    pgmcp_code: error.code,
+  const oauth = isAppError(error) ? answerOf(error).oauth : undefined;
+  if (!oauth) throw error;
+  return answer(reply, oauth.status, {
+    error: oauth.error,
+    error_description: (error as AppError).message,
+    pgmcp_code: (error as AppError).code,
   });
 }
 

@@ -1,7 +1,8 @@
 // tools/list and tools/call. An unknown or hidden tool is a protocol error raised before the
 // tool runs; everything that goes wrong inside it becomes an isError result (mcp/errors.ts).
 import type { ToolResult } from '../../core/content.js';
-import { ErrorCodes, isAppError } from '../../core/errors.js';
+import { isExpectedFailure, logWithReference } from '../../core/error-table.js';
+import { ErrorCodes } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/specs.js';
 import { errorCodeOf, toolError, toolErrorResult } from '../errors.js';
 import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
@@ -118,9 +119,9 @@ export function toolMethods(
         if (!issues) return { ...outcome.value };
         // A bug of the tool: the answer would make a validating client throw, so it is not
         // sent; the caller gets a tool error with the reference the log holds.
-        const ref = `${Date.now().toString(36)}-${String(scope.id).slice(0, 16)}`;
-        options.logger?.error(
-          { tool: name, issues: issues.slice(0, 5), ref },
+        const ref = logWithReference(
+          options.logger,
+          { tool: name, issues: issues.slice(0, 5) },
           'tool answer does not match its outputSchema',
         );
         if (scope.note) scope.note.errorCode = ErrorCodes.INTERNAL;
@@ -131,7 +132,7 @@ export function toolMethods(
           ),
         };
       } catch (error) {
-        if (!isAppError(error) || error.category === 'internal') throw error;
+        if (!isExpectedFailure(error)) throw error;
         if (scope.note) scope.note.errorCode = errorCodeOf(error);
         return { ...toolErrorResult(error, entry!.spec.outputSchema !== undefined) };
       }
