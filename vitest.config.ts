@@ -7,6 +7,8 @@ export default defineConfig({
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,
+    // The run's name for the test databases, and the drop of those left behind after it.
+    globalSetup: ['test/helpers/global-setup.ts'],
     projects: [
       // The server's suites: unit tests beside the code, integration and e2e under test/.
       {

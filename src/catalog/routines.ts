@@ -34,6 +34,11 @@ export interface PgTypeDescriptor {
   labels: string[];
   /** Composites: attributes in order. */
   attributes: TypeAttribute[];
+  /**
+   * Whether to_json writes a value through the type's cast to json (a type not built in with
+   * such a cast, e.g. hstore) rather than as its text.
+   */
+  jsonCast?: boolean;
 }
 
 export interface RoutineArgument {
@@ -192,7 +197,10 @@ SELECT t.oid::int8 AS oid, tn.nspname AS schema, t.typname AS name, t.typtype::t
   (SELECT pg_catalog.json_agg(pg_catalog.json_build_object('name', a.attname, 'typeOid', a.atttypid::int8,
        'typmod', a.atttypmod) ORDER BY a.attnum)
      FROM pg_catalog.pg_attribute a
-     WHERE t.typtype = 'c' AND a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped) AS attributes
+     WHERE t.typtype = 'c' AND a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped) AS attributes,
+  t.oid >= 16384 AND t.typtype IN ('b', 'e', 'r', 'm') AND EXISTS (SELECT 1 FROM pg_catalog.pg_cast c
+    WHERE c.castsource = t.oid AND c.casttarget = 'pg_catalog.json'::pg_catalog.regtype
+      AND c.castmethod = 'f') AS json_cast
 FROM reach r
 JOIN pg_catalog.pg_type t ON t.oid = r.oid
 JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace`;
@@ -228,6 +236,7 @@ interface TypeRow {
   sql: string;
   labels: string[] | null;
   attributes: Array<{ name: string; typeOid: number; typmod: number }> | null;
+  json_cast: boolean;
 }
 
 const MODES: Record<string, ArgumentMode> = {
@@ -294,6 +303,7 @@ function typeFromRow(row: TypeRow): PgTypeDescriptor {
     baseOid: row.base === null ? null : Number(row.base),
     typmod: row.typmod,
     labels: row.labels ?? [],
+    jsonCast: row.json_cast,
     attributes: (row.attributes ?? []).map((a) => ({
       name: a.name,
       typeOid: Number(a.typeOid),

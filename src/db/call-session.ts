@@ -24,7 +24,8 @@ export interface Lookup {
   /**
    * As `query`, behind a savepoint of the block, rolled back after it (db/shielded.ts): its
    * failure leaves the block usable, and it lets go of the locks it took. Without it,
-   * shieldedQuery sends the savepoint's statements through `query`.
+   * shieldedQuery sends the savepoint's statements through `query`, which must then be inside
+   * a transaction (a pg client after BEGIN).
    */
   shielded?<R extends object>(
     text: string,
@@ -186,9 +187,10 @@ export function createCallSession(setup: SessionSetup): {
       } catch (error) {
         // The lookup itself failed (a server error, the block failed at it): back to before it.
         // A failure before the savepoint (the block's opening) leaves nothing to roll back.
+        // When that fails too, the lookup's own error says more than the rollback's.
         const at = failedStepOf(error);
         if ((error as { severity?: unknown }).severity === 'ERROR' && at === before.length)
-          await send([SHIELD.after[0]], SHIELD.after[1], read);
+          await send([SHIELD.after[0]], SHIELD.after[1], read).catch(() => undefined);
         throw error;
       }
       if (result.truncatedBy !== null) throw new Error('a lookup returned too much to read');

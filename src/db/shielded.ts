@@ -13,6 +13,7 @@
 // next one waits for nothing it held), and after a failure the block is as it was before the
 // lookup. lookupEach splits a lookup over many objects into halves when it fails, down to
 // single objects, whose failures it reports instead of throwing: the caller skips what vanished.
+import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Lookup } from './call-session.js';
 import type { PipelineStep } from './pipeline.js';
 
@@ -48,7 +49,11 @@ export interface ShieldOptions {
   keepLocks?: boolean;
 }
 
-/** A lookup behind a savepoint of the open block (see above); its error is thrown. */
+/**
+ * A lookup behind a savepoint of the open block (see above); its error is thrown. A lookup
+ * without its own `shielded` (a pg client) must be inside a transaction: a savepoint needs one,
+ * and outside one this throws rather than run the lookup unshielded.
+ */
 export async function shieldedQuery<R extends object>(
   lookup: Lookup,
   text: string,
@@ -56,16 +61,32 @@ export async function shieldedQuery<R extends object>(
   options: ShieldOptions = {},
 ): Promise<{ rows: R[] }> {
   if (lookup.shielded) return lookup.shielded<R>(text, values, options);
-  await lookup.query(`SAVEPOINT ${SAVEPOINT}`);
-  let failed = true;
   try {
-    const result = await lookup.query<R>(text, values);
-    failed = false;
-    return result;
-  } finally {
-    if (failed || !options.keepLocks) await lookup.query(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`);
-    await lookup.query(`RELEASE SAVEPOINT ${SAVEPOINT}`);
+    await lookup.query(`SAVEPOINT ${SAVEPOINT}`);
+  } catch (error) {
+    // no_active_sql_transaction: a caller's mistake, said as one.
+    if ((error as { code?: unknown }).code !== '25P01') throw error;
+    throw new AppError(
+      ErrorCodes.INTERNAL,
+      'a shielded lookup needs an open transaction (BEGIN first)',
+      { category: 'internal', cause: error },
+    );
   }
+  let result: { rows: R[] };
+  try {
+    result = await lookup.query<R>(text, values);
+  } catch (error) {
+    // Back to before the lookup, if the connection still can; when it cannot (it was lost, or
+    // the block is gone with it), the lookup's own error is the one that says what happened.
+    await lookup
+      .query(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`)
+      .then(() => lookup.query(`RELEASE SAVEPOINT ${SAVEPOINT}`))
+      .catch(() => undefined);
+    throw error;
+  }
+  if (!options.keepLocks) await lookup.query(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`);
+  await lookup.query(`RELEASE SAVEPOINT ${SAVEPOINT}`);
+  return result;
 }
 
 /** The steps that surround a shielded lookup in a pipelined trip. */

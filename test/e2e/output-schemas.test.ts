@@ -68,7 +68,39 @@ const MAIN_SQL = `
   CREATE FUNCTION public.far_moments() RETURNS SETOF timestamptz LANGUAGE sql STABLE AS $$
     VALUES ('infinity'::timestamptz), ('12000-01-01 00:00Z'), ('0044-03-15 10:00Z BC'),
       ('1900-01-01 00:00 Europe/Amsterdam'), ('2024-02-29 12:00Z') $$;
-  COMMENT ON FUNCTION public.far_moments IS '@mcp Moments at the edges.';`;
+  COMMENT ON FUNCTION public.far_moments IS '@mcp Moments at the edges.';
+  -- Times as PostgreSQL writes them: 24:00:00 (the end of a day), offsets with seconds (local
+  -- mean time) or without minutes; intervals and money in their text forms.
+  CREATE FUNCTION public.edge_times(OUT t time, OUT tz timetz, OUT lmt timetz, OUT i interval,
+    OUT m money) LANGUAGE sql STABLE AS $$
+    SELECT '24:00:00'::time, '24:00:00+00'::timetz, '12:00:00+00:53:28'::timetz,
+      '-1 year 2 days 03:04:05.5'::interval, '-1234.5'::money $$;
+  COMMENT ON FUNCTION public.edge_times IS '@mcp Times, intervals and money at the edges.';
+  CREATE FUNCTION public.edge_clock() RETURNS SETOF timetz LANGUAGE sql STABLE AS $$
+    VALUES ('24:00:00+00'::timetz), ('00:00:00-15:59'), ('12:00:00.5+05:30'), ('08:00:00+00:19:32') $$;
+  COMMENT ON FUNCTION public.edge_clock IS '@mcp Times of day at the edges.';
+  -- Numbers at the edges: non-finite numeric and float (strings), int8 past 2^53, in arrays too.
+  CREATE FUNCTION public.edge_numbers(OUT n numeric, OUT nn numeric, OUT f float8, OUT f4 float4,
+    OUT big int8, OUT small int8, OUT ns numeric[], OUT fs float8[], OUT bigs int8[])
+    LANGUAGE sql STABLE AS $$
+    SELECT 'Infinity'::numeric, '-Infinity'::numeric, 'Infinity'::float8, '-Infinity'::float4,
+      '9223372036854775807'::int8, '-9223372036854775808'::int8, '{NaN,Infinity,1.5}'::numeric[],
+      '{NaN,-Infinity,2.5}'::float8[], '{1,9007199254740993}'::int8[] $$;
+  COMMENT ON FUNCTION public.edge_numbers IS '@mcp Numbers at the edges.';
+  -- Types of the database with a cast to json, which to_json writes through: a range, an enum.
+  CREATE TYPE public.edge_span AS RANGE (subtype = int4);
+  CREATE FUNCTION public.edge_span_json(public.edge_span) RETURNS json LANGUAGE sql IMMUTABLE
+    AS $$ SELECT json_build_object('from', lower($1), 'to', upper($1)) $$;
+  CREATE CAST (public.edge_span AS json) WITH FUNCTION public.edge_span_json(public.edge_span);
+  CREATE TYPE public.edge_mood AS ENUM ('calm', 'stormy');
+  CREATE FUNCTION public.edge_mood_json(public.edge_mood) RETURNS json LANGUAGE sql IMMUTABLE
+    AS $$ SELECT json_build_object('mood', $1::text) $$;
+  CREATE CAST (public.edge_mood AS json) WITH FUNCTION public.edge_mood_json(public.edge_mood);
+  CREATE FUNCTION public.edge_casts(OUT s public.edge_span, OUT ss public.edge_span[],
+    OUT mood public.edge_mood, OUT moods public.edge_mood[]) LANGUAGE sql STABLE AS $$
+    SELECT '[1,5)'::public.edge_span, '{"[2,3)"}'::public.edge_span[], 'calm'::public.edge_mood,
+      '{stormy}'::public.edge_mood[] $$;
+  COMMENT ON FUNCTION public.edge_casts IS '@mcp Values of types with a cast to json.';`;
 
 // ---------------------------------------------------------------------------------------------
 // The two official clients, each validating structuredContent against the listed outputSchema.
@@ -446,6 +478,35 @@ async function driveRoutines(s: Session): Promise<void> {
   });
   expect((await s.ok('far_days')).structuredContent?.['items']).toHaveLength(4);
   expect((await s.ok('far_moments')).structuredContent?.['items']).toHaveLength(5);
+  expect((await s.ok('edge_times')).structuredContent).toMatchObject({
+    t: '24:00:00',
+    tz: '24:00:00+00',
+    lmt: '12:00:00+00:53:28',
+    i: expect.any(String),
+    m: expect.any(String),
+  });
+  expect((await s.ok('edge_clock')).structuredContent?.['items']).toEqual([
+    '24:00:00+00',
+    '00:00:00-15:59',
+    '12:00:00.5+05:30',
+    '08:00:00+00:19:32',
+  ]);
+  expect((await s.ok('edge_numbers')).structuredContent).toMatchObject({
+    n: 'Infinity',
+    nn: '-Infinity',
+    f: 'Infinity',
+    f4: '-Infinity',
+    big: '9223372036854775807',
+    small: '-9223372036854775808',
+    ns: ['NaN', 'Infinity', 1.5],
+    fs: ['NaN', '-Infinity', 2.5],
+  });
+  expect((await s.ok('edge_casts')).structuredContent).toEqual({
+    s: { from: 1, to: 5 },
+    ss: [{ from: 2, to: 3 }],
+    mood: { mood: 'calm' },
+    moods: [{ mood: 'stormy' }],
+  });
   await s.any('sneaky_write');
   await s.any('find_customer', { customer_id: 3 });
   await s.any('secret_number').catch(() => undefined);

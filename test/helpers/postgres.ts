@@ -6,8 +6,9 @@
 // PGMCP_TEST_NO_DEFAULT_POSTGRES=1 skips step 2 and PGMCP_TEST_NO_THROWAWAY=1 step 3 (to try
 // the later steps on a machine that has PostgreSQL).
 //
-// Each test file works in a database of its own (pgmcp_t_<file>_<random>, made from template0
-// when the file asks for PostgreSQL, dropped after its last test): test files run in parallel,
+// Each test file works in a database of its own (pgmcp_t_<run>_<file>_<random>, made from
+// template0 when the file asks for PostgreSQL, dropped after its last test, and what is left of
+// the run's after the run by the global setup, test-databases.ts): test files run in parallel,
 // and two of them changing the same database's catalog (schemas, views, grants, event
 // triggers) wait for each other's locks or deadlock. What is cluster-wide stays shared only
 // where it must: the non-superuser role pgmcp_test, and the roles and databases files make
@@ -29,12 +30,12 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { DEFAULT_URL, runDatabasePrefix } from './test-databases.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SKIPPED_SUITES_FILE = join(REPO_ROOT, '.tmp', 'skipped-suites.txt');
 
-const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/test';
 export const TEST_ROLE = 'pgmcp_test';
 const TEST_ROLE_PASSWORD = 'not-a-real-secret';
 
@@ -59,14 +60,37 @@ type Server = Omit<RealPostgres, 'database'>;
 
 let cached: Promise<Server | null> | undefined;
 let ownDatabase: Promise<RealPostgres> | undefined;
+/** What undoes them after the file's last test: the database's drop, the cluster's stop. */
+let dropOwnDatabase: (() => Promise<void>) | null = null;
+let stopThrowaway: (() => void) | null = null;
+
+// Hooks only run when registered while the test file is collected: one registered from a hook
+// or a test is silently never run. This turns false when the file's first hook runs.
+let collecting = true;
+beforeAll(() => {
+  collecting = false;
+});
 
 /**
  * A real PostgreSQL for `suite`, on a database of the test file's own, or null (after a loud
  * warning and a line in .tmp/skipped-suites.txt) when none can be found or started. Use with
- * describe.skipIf(!pg), and call it at the top level of the test file: the database is
- * dropped after the file's last test.
+ * describe.skipIf(!pg), and await it at the top level of the test file (it throws anywhere
+ * else): the database is dropped after the file's last test.
  */
 export function realPostgres(suite: string): Promise<RealPostgres | null> {
+  if (!collecting) {
+    throw new Error(
+      `realPostgres (${suite}) is called from a hook or a test: await it at the top level of the test file, or its database is never dropped`,
+    );
+  }
+  if (cached === undefined) {
+    // Registered now, while the file is collected (see above); undone in reverse order.
+    afterAll(async () => {
+      await ownDatabase?.catch(() => undefined);
+      await dropOwnDatabase?.();
+      stopThrowaway?.();
+    });
+  }
   cached ??= locate();
   return cached.then((found) => {
     if (!found) {
@@ -81,7 +105,10 @@ export function realPostgres(suite: string): Promise<RealPostgres | null> {
   });
 }
 
-/** `pgmcp_t_<file>_<random>`: the file it is for, told apart from other runs of that file. */
+/**
+ * `pgmcp_t_<run>_<file>_<random>`: the run that made it (whose global setup drops what is left
+ * of it), the file it is for, told apart from other runs of that file.
+ */
 function fileDatabaseName(suite: string): string {
   const testPath = expect.getState().testPath ?? '';
   const from = testPath
@@ -94,8 +121,17 @@ function fileDatabaseName(suite: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '')
-    .slice(0, 40);
-  return `pgmcp_t_${slug}_${Math.random().toString(36).slice(2, 8)}`;
+    .slice(0, 36);
+  return `${runDatabasePrefix(testRun())}${slug}_${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** The run's name from the global setup; without it (another config), one of this process's. */
+let ownRun: string | undefined;
+function testRun(): string {
+  const provided = inject('pgmcpTestRun');
+  if (typeof provided === 'string' && /^[a-z0-9]+$/.test(provided)) return provided;
+  ownRun ??= Math.random().toString(36).slice(2, 8);
+  return ownRun;
 }
 
 async function createFileDatabase(server: Server, suite: string): Promise<RealPostgres> {
@@ -104,11 +140,11 @@ async function createFileDatabase(server: Server, suite: string): Promise<RealPo
   await withClient(server.adminUrl, (c) =>
     c.query(`CREATE DATABASE ${database} TEMPLATE template0 ENCODING 'UTF8'`),
   );
-  afterAll(async () => {
+  dropOwnDatabase = async () => {
     await withClient(server.adminUrl, (c) =>
       c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
     );
-  });
+  };
   const on = (url: string): string => {
     const u = new URL(url);
     u.pathname = `/${database}`;
@@ -366,7 +402,7 @@ async function startThrowawayCluster(initdb: string): Promise<string> {
     stop();
   };
   process.once('exit', stopOnce);
-  afterAll(stopOnce);
+  stopThrowaway = stopOnce;
   process.stderr.write(
     `pgmcp tests: started a throwaway PostgreSQL cluster on 127.0.0.1:${port} (${root})\n`,
   );

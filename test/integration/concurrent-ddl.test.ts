@@ -222,6 +222,7 @@ describe.skipIf(!info)('calls while other sessions create and drop views and sch
     const storm = startStorm(own.url, 3, grantee());
     const failures: string[] = [];
     const logs: string[] = [];
+    let roundsDuringCalls = 0;
     try {
       // Each connection is a server of its own: its first statement works the list out.
       for (let i = 0; i < 5; i++) {
@@ -237,9 +238,11 @@ describe.skipIf(!info)('calls while other sessions create and drop views and sch
           logs.push(client.stderr());
         }
       }
+      roundsDuringCalls = storm.rounds();
     } finally {
       await storm.stop();
     }
+    expect(roundsDuringCalls).toBeGreaterThan(3);
     expect(failures).toEqual([]);
     expect(logs.join('\n')).not.toMatch(/could not open relation/);
   }, 120_000);
@@ -279,6 +282,66 @@ describe.skipIf(!info)('calls while other sessions create and drop views and sch
       const warnings = client.stderr().match(/credential screen: the list of views/g) ?? [];
       expect(warnings).toHaveLength(1);
       expect(client.stderr()).toMatch(/permission denied for function pg_get_viewdef/);
+    }, 60_000);
+  });
+
+  describe("when a view of the database breaks the credential screen's lookup", () => {
+    // A view deparsed deeper than the server's stack allows (made where max_stack_depth was
+    // raised): pg_get_viewdef fails with 54001 on every call while it exists. Anyone who may
+    // create a view can cause that, so the screen must not then wave statements through.
+    beforeAll(async () => {
+      const deep = Array.from({ length: 8000 }, () => '1').join(' + ');
+      await withClient(own.url, async (c) => {
+        await c.query(`SET max_stack_depth = '6MB'`);
+        await c.query(`CREATE VIEW app.too_deep AS SELECT ${deep} AS n`);
+        await c.query(
+          'CREATE VIEW app.receiver AS SELECT pid, conninfo FROM pg_catalog.pg_stat_wal_receiver',
+        );
+        if (pgInfo.role === TEST_ROLE)
+          await c.query(`GRANT SELECT ON app.receiver TO ${TEST_ROLE}`);
+      });
+      // The server's role, at the server's own limit, cannot deparse it.
+      await expect(
+        withClient(serveUrl(), (c) => c.query(`SELECT pg_get_viewdef('app.too_deep'::regclass)`)),
+      ).rejects.toMatchObject({ code: '54001' });
+    });
+    afterAll(async () => {
+      await withClient(own.url, async (c) => {
+        await c.query(`SET max_stack_depth = '6MB'`);
+        await c.query('DROP VIEW app.too_deep, app.receiver');
+      });
+    });
+
+    it('analyses the statement in full through the SDK client: a view of a credential is refused', async () => {
+      const connector = CONNECTORS.find((c) => c.transport === 'stdio' && c.era === 'legacy')!;
+      const client = await connector.connect({
+        httpUrl: () => '',
+        stdioArgs: ['--database', serveUrl()],
+        env: serverEnv({ PGMCP_LOG_LEVEL: 'warn' }),
+      });
+      try {
+        for (let i = 0; i < 2; i++) {
+          const refused = await client.callTool('query_database', {
+            query: 'SELECT pid, conninfo FROM app.receiver',
+          });
+          const text = refused.content.map((c) => c.text ?? '').join('\n');
+          expect(refused.isError, text).toBe(true);
+          expect(text).toMatch(/connection strings/);
+          // What cannot reach a credential still runs.
+          const plain = await client.callTool('query_database', {
+            query: 'SELECT id, name FROM app.people_public ORDER BY id',
+          });
+          const rows = plain.content.map((c) => c.text ?? '').join('\n');
+          expect(plain.isError, rows).toBeFalsy();
+          expect(rows).toContain('Cy');
+        }
+      } finally {
+        await client.close();
+      }
+      const warnings = client.stderr().match(/credential screen: the list of views/g) ?? [];
+      expect(warnings).toHaveLength(1);
+      expect(client.stderr()).toMatch(/analysed in full/);
+      expect(client.stderr()).toMatch(/stack depth limit exceeded/);
     }, 60_000);
   });
 

@@ -8,8 +8,11 @@
 //
 // Other sessions create and drop views while the list is worked out: the definitions are read
 // behind savepoints of the call's block (db/shielded.ts), object by object where a batch
-// fails, and what was dropped meanwhile is skipped. No failure of this lookup fails the call:
-// the statement is then left to the output screen, and the server log says so once.
+// fails, and what was dropped meanwhile is skipped. No failure of this lookup fails the call.
+// When the role may not read the definitions at all (a privilege error), the statement is left
+// to the output screen; any other failure may come from an object someone made to break the
+// lookup (a view too deeply nested to deparse), so then every statement that names a view or
+// function is analysed in full until the list can be worked out. The server log says so once.
 import type { Lookup } from '../../db/call-session.js';
 import { lookupEach, shieldedQuery } from '../../db/shielded.js';
 import { SECRET_RELATION_NAMES } from '../credentials.js';
@@ -131,11 +134,23 @@ export interface ScreenLogger {
   warn(obj: object, msg: string): void;
 }
 
-/** A server error of the lookup itself (not a lost connection, a cancellation or a timeout). */
-function lookupFailed(error: unknown): boolean {
+/**
+ * How a failed lookup is answered: a lost connection or a cancellation ends the call anyway
+ * (`throw`); a role that may not read the definitions (insufficient_privilege, e.g. on
+ * pg_get_viewdef) leaves statements to the output screen; any other server error fails safe.
+ */
+function onFailure(error: unknown): 'throw' | 'output-screen' | 'analyse' {
   const e = error as { severity?: unknown; code?: unknown } | null;
-  return e?.severity === 'ERROR' && typeof e.code === 'string' && e.code !== '57014';
+  if (e?.severity !== 'ERROR' || typeof e.code !== 'string' || e.code === '57014') return 'throw';
+  return e.code === '42501' ? 'output-screen' : 'analyse';
 }
+
+const FAILURE_MESSAGES = {
+  'output-screen':
+    'credential screen: the list of views and functions that may read credentials could not be worked out; statements are left to the output screen until it can',
+  analyse:
+    'credential screen: the list of views and functions that may read credentials could not be worked out; every statement that names a view or function is analysed in full until it can',
+} as const;
 
 export function createCredentialScreen(
   options: { now?: () => number; logger?: ScreenLogger } = {},
@@ -159,8 +174,9 @@ export function createCredentialScreen(
           cached = await suspectNames(lookup);
         } catch (error) {
           // Every lookup ran behind a savepoint: the call's block is intact, the statement can
-          // run, and the output screen withholds what reads like a credential in its answer.
-          if (!lookupFailed(error)) throw error;
+          // run (or be analysed first).
+          const answer = onFailure(error);
+          if (answer === 'throw') throw error;
           if (!warned) {
             warned = true;
             options.logger?.warn(
@@ -170,10 +186,12 @@ export function createCredentialScreen(
                   code: (error as { code?: unknown }).code,
                 },
               },
-              'credential screen: the list of views and functions that may read credentials could not be worked out; statements are left to the output screen until it can',
+              FAILURE_MESSAGES[answer],
             );
           }
-          return false;
+          // A privilege error: the output screen withholds what reads like a credential in
+          // the answer. Anything else: the statement may reach one, so it is analysed.
+          return answer === 'analyse';
         }
         until = now() + SCREEN_TTL_MS;
         warned = false;

@@ -26,13 +26,15 @@ const PG_DATE_OUT = '^(-?infinity|[0-9]{4,}-[0-9]{2}-[0-9]{2}( BC)?)$';
 const PG_TIMESTAMP_OUT =
   '^(-?infinity|[0-9]{4,}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([+-][0-9]{2}(:[0-9]{2}){0,2})?( BC)?)$';
 
+// And for a time with time zone: 24:00:00 (the end of a day, which PostgreSQL keeps apart from
+// 00:00:00), an offset without minutes, or with seconds.
+const PG_TIMETZ_OUT = '^[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?[+-][0-9]{2}(:[0-9]{2}){0,2}$';
+const PG_OUT = { date: PG_DATE_OUT, 'date-time': PG_TIMESTAMP_OUT, time: PG_TIMETZ_OUT } as const;
+
 /** An RFC 3339 format, or for a result also PostgreSQL's own form of what it cannot express. */
-function dateLike(format: 'date' | 'date-time', direction: Direction): JsonSchema {
+function dateLike(format: 'date' | 'date-time' | 'time', direction: Direction): JsonSchema {
   if (direction === 'input') return { type: 'string', format };
-  return {
-    type: 'string',
-    anyOf: [{ format }, { pattern: format === 'date' ? PG_DATE_OUT : PG_TIMESTAMP_OUT }],
-  };
+  return { type: 'string', anyOf: [{ format }, { pattern: PG_OUT[format] }] };
 }
 // Node's base64 decoder skips what it cannot read ('!!!' decodes to nothing): an argument must
 // be base64 (padding optional) to be taken at all.
@@ -94,7 +96,7 @@ function baseSchema(
     case 'date':
       return dateLike('date', direction);
     case 'timetz':
-      return { type: 'string', format: 'time' };
+      return dateLike('time', direction);
     case 'time':
       return { type: 'string', pattern: LOCAL_TIME, description: 'time of day, no offset' };
     case 'timestamptz':
@@ -125,7 +127,9 @@ function baseSchema(
         ? { type: 'string', contentEncoding: 'base64', pattern: BASE64 }
         : { type: 'string', contentEncoding: 'base64' };
     default:
-      // Any other base, range or multirange type travels as its text form (inet, money, int4range…).
+      // Any other base, range or multirange type travels as its text form (inet, money, int4range…),
+      // unless to_json writes a result through the type's cast to json (hstore, PostGIS geometry).
+      if (direction === 'output' && type.jsonCast === true) return jsonCastSchema(type);
       return { type: 'string', description: `${type.sql} in PostgreSQL's text form` };
   }
 }
@@ -152,6 +156,7 @@ export function schemaForType(
         ),
       };
     case 'enum':
+      if (direction === 'output' && type.jsonCast === true) return jsonCastSchema(type);
       return { type: 'string', enum: [...type.labels] };
     case 'domain':
       return schemaForType(types, type.baseOid!, direction, type.typmod, nested, depth + 1, inJson);
@@ -174,6 +179,11 @@ export function schemaForType(
     default:
       return baseSchema(type, typmod, direction, nested, inJson);
   }
+}
+
+/** A result to_json writes through the type's own cast to json: whatever JSON that makes. */
+function jsonCastSchema(type: PgTypeDescriptor): JsonSchema {
+  return { description: `${type.sql}: the JSON its cast to json makes` };
 }
 
 /** The same schema, also allowing null (SQL NULL). */
