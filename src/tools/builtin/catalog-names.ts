@@ -2,7 +2,7 @@
 // names (`NULL::app.t`, `ROW(…)::app.t`, `'{}'::app.t[]`, a column definition list's types) and
 // string constants PostgreSQL turns into a reg type by their context (`CASE … ELSE 'app.t' END`
 // beside a regclass, `nextval('app.t_id_seq')`, an element of `ARRAY['x'::regclass, 'app.t']`).
-// catalog-access.ts resolves them on the call's connection and answers a denied one as
+// catalog-judge.ts resolves them on the call's connection and answers a denied one as
 // PostgreSQL answers a missing one. Which constants PostgreSQL types as a reg type is asked of
 // PostgreSQL itself: the statement is PREPAREd with those constants as parameters, and the
 // parameter types it infers say (parse analysis only: nothing of the statement runs).
@@ -10,12 +10,7 @@ import { scanSync } from 'libpg-query';
 import type { Lookup } from '../../db/call-session.js';
 import { shieldedQuery } from '../../db/shielded.js';
 import { nameParts, visitNodes } from './parse-tree.js';
-
-/** A name as PostgreSQL reads it from a string or a type name: its parts, and whether `[]`. */
-export interface WrittenName {
-  parts: string[];
-  array: boolean;
-}
+import { readName, type WrittenName } from './written-name.js';
 
 /** A type named in the statement's text (a cast, a column definition list …). */
 export interface TypeRef extends WrittenName {
@@ -29,64 +24,6 @@ export interface NameLiteral {
   names: WrittenName[];
   /** Byte offset of the constant in the text. */
   location: number;
-}
-
-const IDENT = /^[A-Za-z_\u0080-\uffff][A-Za-z0-9_$\u0080-\uffff]*/;
-
-/**
- * A (possibly qualified, possibly `[]`) name as regclassin, regtypein and the like read a
- * string: identifiers (quoted or folded to lower case) joined by dots, spaces allowed around
- * them; null when the text is not one.
- */
-export function readName(text: string): WrittenName | null {
-  const s = text;
-  const parts: string[] = [];
-  let i = 0;
-  const space = (): void => {
-    while (i < s.length && /\s/.test(s[i]!)) i++;
-  };
-  space();
-  for (;;) {
-    if (s[i] === '"') {
-      let j = i + 1;
-      let part = '';
-      for (;;) {
-        if (j >= s.length) return null;
-        if (s[j] === '"') {
-          if (s[j + 1] === '"') {
-            part += '"';
-            j += 2;
-            continue;
-          }
-          break;
-        }
-        part += s[j];
-        j++;
-      }
-      if (part === '') return null;
-      parts.push(part);
-      i = j + 1;
-    } else {
-      const m = IDENT.exec(s.slice(i));
-      if (!m) return null;
-      parts.push(m[0].toLowerCase());
-      i += m[0].length;
-    }
-    space();
-    if (s[i] !== '.') break;
-    i++;
-    space();
-  }
-  let array = false;
-  while (s[i] === '[') {
-    const close = s.indexOf(']', i);
-    if (close < 0 || !/^\s*\d*\s*$/.test(s.slice(i + 1, close))) return null;
-    array = true;
-    i = close + 1;
-    space();
-  }
-  if (i !== s.length || parts.length > 3) return null;
-  return { parts, array };
 }
 
 /** The names a string constant holds: itself, or the elements of an array literal. */
