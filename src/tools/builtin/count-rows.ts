@@ -11,15 +11,14 @@ import { checkRelationReach } from './indirection.js';
 import { createJudge } from './policy-judge.js';
 import { catalogIsStale, locateRelation } from './locate.js';
 import {
-  invalidInput,
   notFound,
   plural,
   readOnlyAnnotations,
   readOnlyCall,
   sameLexerAsParser,
 } from './support.js';
-import { nameMatcher, nameParts, tryParse, visitNodes } from './parse-tree.js';
-import { buildCountSql, COUNT_FILTER_DENIED_FUNCTIONS } from './where-clause.js';
+import { nameParts, tryParse, visitNodes } from './parse-tree.js';
+import { buildCountSql, refuseAttributeCalls, RESTRICT_SEARCH_PATH } from './where-clause.js';
 
 export interface CountRowsDeps {
   db: Database;
@@ -37,33 +36,6 @@ const DESCRIPTION = [
   'Counting a very large table reads all of it and may time out.',
   'Example: {"schema": "public", "table": "orders", "where": "status = \'shipped\' AND created_at >= now() - interval \'30 days\'"}.',
 ].join(' ');
-
-// Unqualified functions, operators and types resolve in pg_catalog only, so a filter cannot
-// call a user-defined function that reads other tables.
-export const RESTRICT_SEARCH_PATH =
-  "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)";
-
-/**
- * `(expr).name` is PostgreSQL's attribute notation for name(expr): ((id::bigint)).pg_advisory_lock
- * takes a session lock. Hold such names to the same deny-list as function calls.
- */
-export function refuseAttributeCalls(sql: string, deniedFunctions: readonly string[]): void {
-  const isDenied = nameMatcher([...deniedFunctions, ...COUNT_FILTER_DENIED_FUNCTIONS]);
-  const parsed = tryParse(sql);
-  const names: string[] = [];
-  if (parsed.ok) {
-    visitNodes(parsed.tree, (type, body) => {
-      if (type === 'A_Indirection') {
-        names.push(...nameParts((body as { indirection?: unknown }).indirection).filter(isDenied));
-      }
-    });
-  }
-  if (names.length > 0) {
-    throw invalidInput(
-      `Refused where: the function ${[...new Set(names)].join(', ')} is not allowed here (written as (value).${names[0]}). Pass ONE boolean expression over this table's columns.`,
-    );
-  }
-}
 
 /** A filter on a masked column would answer questions about its values (issue: masked ≠ secret). */
 function refuseMaskedFilter(

@@ -4,19 +4,17 @@
 // found by either are ranked by BM25 over their chunks, fused with the vector ranking by
 // reciprocal rank, and picked by MMR until top_n or max_output_tokens.
 import type pg from 'pg';
-import type { Catalog, ColumnDescriptor, RelationDescriptor } from '../../catalog/index.js';
+import type { Catalog } from '../../catalog/index.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/specs.js';
-import { quoteIdent } from '../../core/sql.js';
 import type { Database } from '../../db/database.js';
 import { dimensionMismatch, type EmbeddingProviders } from '../../embeddings/index.js';
 import { createAccessPolicy, MASK, NO_RULES, type AccessPolicy } from '../access-policy.js';
 import { loadSqlParser } from '../sql-guard.js';
 import { screenValue, withheldNote, type Tally } from '../output-screen.js';
-import { refuseAttributeCalls, RESTRICT_SEARCH_PATH } from './count-rows.js';
 import { checkRelationReach } from './indirection.js';
 import { createJudge } from './policy-judge.js';
-import { textColumnFor, tsvectorColumn, vectorColumns } from './search-columns.js';
+import { vectorColumns } from './search-columns.js';
 import {
   estimateTokens,
   rankCandidates,
@@ -33,7 +31,9 @@ import {
   readOnlyCall,
   sameLexerAsParser,
 } from './support.js';
-import { checkFilter } from './where-clause.js';
+import { DEFAULTS, DESCRIPTION, INPUT_SCHEMA, type Format, type Metric } from './search-input.js';
+import { display, DIST, parseVector, plan, recallSql, ROWID, VEC } from './search-sql.js';
+import { checkFilter, refuseAttributeCalls, RESTRICT_SEARCH_PATH } from './where-clause.js';
 
 export interface SimilaritySearchDeps {
   db: Database;
@@ -44,18 +44,6 @@ export interface SimilaritySearchDeps {
   /** The access policy (for views); none: only credentials are judged. */
   policy?: AccessPolicy;
 }
-
-const METRICS = { cosine: '<=>', l2: '<->', inner_product: '<#>' } as const;
-type Metric = keyof typeof METRICS;
-const FORMATS = ['full', 'summary', 'ids_only'] as const;
-type Format = (typeof FORMATS)[number];
-
-const DESCRIPTION = [
-  'Find the rows of one table that best match a text, by meaning and by words at once.',
-  'The query is embedded and compared with the vector column (pgvector index), and matched with full-text search over the text column; both candidate lists are fused, scored with BM25 over chunks of the text, and diversified with MMR (lambda: 1 = only relevance, 0 = only diversity) within max_output_tokens.',
-  "Vector and text columns are found automatically (get_schema_info with vector_tables_only=true lists the tables); `filter` is ONE boolean SQL expression over the table's columns, as in count_rows.",
-  'Example: {"table_name": "demo.logbook_entries", "query_text": "dew on the optics ruined the night", "top_n": 5}.',
-].join(' ');
 
 function vectorUnavailable(): AppError {
   return new AppError(
@@ -93,82 +81,6 @@ function findRelation(
   return rel;
 }
 
-interface Plan {
-  rel: RelationDescriptor;
-  vector: ColumnDescriptor;
-  text: ColumnDescriptor | null;
-  tsvector: ColumnDescriptor | null;
-  shown: ColumnDescriptor[];
-  ids: string[];
-}
-
-function plan(rel: RelationDescriptor, args: Record<string, unknown>, dims: number | null): Plan {
-  const wantedVector = args['vector_column'] as string | undefined;
-  const vectors = vectorColumns(rel, dims);
-  const vector = wantedVector ? vectors.find((c) => c.name === wantedVector) : vectors[0];
-  if (!vector) {
-    throw invalidInput(
-      wantedVector
-        ? `${rel.schema}.${rel.name} has no vector column '${wantedVector}'. Vector columns: ${vectors.map((c) => c.name).join(', ') || 'none'}.`
-        : `${rel.schema}.${rel.name} has no vector column to search. Add one and fill it with: pgmcp embed --table ${rel.schema}.${rel.name} --text-column <column>; get_schema_info with vector_tables_only=true lists the tables that have one.`,
-    );
-  }
-  const wantedText = args['text_column'] as string | undefined;
-  const text = wantedText
-    ? (rel.columns.find((c) => c.name === wantedText && !c.masked) ??
-      (() => {
-        throw invalidInput(`${rel.schema}.${rel.name} has no usable text column '${wantedText}'.`);
-      })())
-    : textColumnFor(rel, vector);
-  const shown = rel.columns.filter((c) => c.vector === null && c.dataType !== 'tsvector');
-  const ids = rel.primaryKey?.columns ?? [];
-  return { rel, vector, text, tsvector: tsvectorColumn(rel, text), shown, ids };
-}
-
-const ROWID = '_pgmcp_rowid';
-const DIST = '_pgmcp_distance';
-const VEC = '_pgmcp_vector';
-
-function recallSql(
-  p: Plan,
-  ext: string,
-  metric: Metric,
-  filter: string | null,
-  kind: 'vector' | 'text',
-  k: number,
-) {
-  const from = `${quoteIdent(p.rel.schema)}.${quoteIdent(p.rel.name)}`;
-  const v = quoteIdent(p.vector.name);
-  const vtype = `${quoteIdent(ext)}.${quoteIdent(p.vector.vector!.type)}`;
-  const op = `OPERATOR(${quoteIdent(ext)}.${METRICS[metric]})`;
-  const dist = `${v} ${op} $1::${vtype}`;
-  const cols = p.shown.filter((c) => !c.masked).map((c) => quoteIdent(c.name));
-  const select = [
-    `ctid::text AS ${ROWID}`,
-    ...cols,
-    `${v}::text AS ${VEC}`,
-    `${dist} AS ${DIST}`,
-  ].join(', ');
-  const where = filter !== null ? ` AND (${filter})` : '';
-  if (kind === 'vector') {
-    return `SELECT ${select} FROM ${from} WHERE ${v} IS NOT NULL${where} ORDER BY ${dist} LIMIT ${k}`;
-  }
-  const tsv = p.tsvector
-    ? quoteIdent(p.tsvector.name)
-    : `to_tsvector('english'::regconfig, ${quoteIdent(p.text!.name)})`;
-  const q = `to_tsquery('english'::regconfig, $2)`;
-  return `SELECT ${select} FROM ${from} WHERE ${tsv} @@ ${q}${where} ORDER BY ts_rank_cd(${tsv}, ${q}) DESC LIMIT ${k}`;
-}
-
-const parseVector = (text: unknown): number[] | null =>
-  typeof text === 'string' ? (JSON.parse(text) as number[]) : null;
-
-function display(p: Plan, row: Record<string, unknown>, column: ColumnDescriptor): unknown {
-  if (column.masked) return MASK;
-  const value = row[column.name];
-  return typeof value === 'bigint' ? String(value) : value;
-}
-
 export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec {
   const judge = createJudge(deps.policy ?? createAccessPolicy(NO_RULES));
   const { db, catalog } = deps;
@@ -176,102 +88,21 @@ export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec
     name: 'similarity_search',
     title: 'Similarity search',
     description: DESCRIPTION,
-    inputSchema: {
-      type: 'object',
-      properties: {
-        table_name: {
-          type: 'string',
-          minLength: 1,
-          description: 'Table to search, optionally schema-qualified (demo.logbook_entries).',
-        },
-        query_text: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 8000,
-          description: 'What to look for, in plain language.',
-        },
-        top_n: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 100,
-          default: 10,
-          description: 'Most rows to return.',
-        },
-        chunk_size_tokens: {
-          type: 'integer',
-          minimum: 10,
-          maximum: 2000,
-          default: 100,
-          description:
-            'Size of the text chunks scored with BM25; the best chunk is each row’s excerpt.',
-        },
-        lambda: {
-          type: 'number',
-          minimum: 0,
-          maximum: 1,
-          default: 0.6,
-          description: 'MMR balance: 1 = relevance only, 0 = diversity only.',
-        },
-        max_output_tokens: {
-          type: 'integer',
-          minimum: 50,
-          maximum: 100000,
-          default: 1000,
-          description: 'Token budget of the answer; rows that do not fit are left out.',
-        },
-        distance_metric: {
-          type: 'string',
-          enum: Object.keys(METRICS),
-          default: 'cosine',
-          description: 'pgvector distance; use the one the vector index was built for.',
-        },
-        output_format: {
-          type: 'string',
-          enum: [...FORMATS],
-          default: 'full',
-          description:
-            'full: every visible column and the excerpt; summary: keys and excerpt; ids_only: keys and scores.',
-        },
-        filter: {
-          type: 'string',
-          description:
-            "One boolean expression over the table's columns, without WHERE, e.g. kind = 'galaxy'.",
-        },
-        method: {
-          type: 'string',
-          enum: ['hybrid', 'vector', 'text'],
-          default: 'hybrid',
-          description: 'hybrid (default), or one recall alone for comparison.',
-        },
-        provider: {
-          type: 'string',
-          description:
-            'Embedding provider for the query (default: the configured one); must be the one that filled the column.',
-        },
-        vector_column: {
-          type: 'string',
-          description: 'Vector column to use when the table has several.',
-        },
-        text_column: {
-          type: 'string',
-          description: 'Text column the vectors were made from, when it cannot be guessed.',
-        },
-      },
-      required: ['table_name', 'query_text'],
-      additionalProperties: false,
-    },
+    inputSchema: INPUT_SCHEMA,
     annotations: { ...readOnlyAnnotations('Similarity search'), openWorldHint: true },
     async call(args, ctx) {
       const tableName = args['table_name'] as string;
       const queryText = (args['query_text'] as string).trim();
       if (queryText === '') throw invalidInput('query_text is empty.');
-      const topN = (args['top_n'] as number | undefined) ?? 10;
-      const chunkTokens = (args['chunk_size_tokens'] as number | undefined) ?? 100;
-      const lambda = (args['lambda'] as number | undefined) ?? 0.6;
-      const budget = (args['max_output_tokens'] as number | undefined) ?? 1000;
-      const metric = ((args['distance_metric'] as string | undefined) ?? 'cosine') as Metric;
-      const format = ((args['output_format'] as string | undefined) ?? 'full') as Format;
-      const method = ((args['method'] as string | undefined) ?? 'hybrid') as SearchMethod;
+      const topN = (args['top_n'] as number | undefined) ?? DEFAULTS.top_n;
+      const chunkTokens =
+        (args['chunk_size_tokens'] as number | undefined) ?? DEFAULTS.chunk_size_tokens;
+      const lambda = (args['lambda'] as number | undefined) ?? DEFAULTS.lambda;
+      const budget =
+        (args['max_output_tokens'] as number | undefined) ?? DEFAULTS.max_output_tokens;
+      const metric = (args['distance_metric'] as Metric | undefined) ?? DEFAULTS.distance_metric;
+      const format = (args['output_format'] as Format | undefined) ?? DEFAULTS.output_format;
+      const method = (args['method'] as SearchMethod | undefined) ?? DEFAULTS.method;
       const filterArg = args['filter'] as string | undefined;
       await loadSqlParser();
 

@@ -10,6 +10,7 @@
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import { quoteIdent } from '../../core/sql.js';
 import { nameMatcher, nameParts, sameTree, tryParse, visitNodes } from './parse-tree.js';
+import { invalidInput } from './support.js';
 
 export interface WhereTarget {
   schema: string;
@@ -213,4 +214,31 @@ export function checkFilter(
 ): string {
   buildCountSql(target, where, deniedFunctions);
   return where.trim();
+}
+
+// Unqualified functions, operators and types resolve in pg_catalog only, so a filter cannot
+// call a user-defined function that reads other tables.
+export const RESTRICT_SEARCH_PATH =
+  "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)";
+
+/**
+ * `(expr).name` is PostgreSQL's attribute notation for name(expr): ((id::bigint)).pg_advisory_lock
+ * takes a session lock. Hold such names to the same deny-list as function calls.
+ */
+export function refuseAttributeCalls(sql: string, deniedFunctions: readonly string[]): void {
+  const isDenied = nameMatcher([...deniedFunctions, ...COUNT_FILTER_DENIED_FUNCTIONS]);
+  const parsed = tryParse(sql);
+  const names: string[] = [];
+  if (parsed.ok) {
+    visitNodes(parsed.tree, (type, body) => {
+      if (type === 'A_Indirection') {
+        names.push(...nameParts((body as { indirection?: unknown }).indirection).filter(isDenied));
+      }
+    });
+  }
+  if (names.length > 0) {
+    throw invalidInput(
+      `Refused where: the function ${[...new Set(names)].join(', ')} is not allowed here (written as (value).${names[0]}). Pass ONE boolean expression over this table's columns.`,
+    );
+  }
 }
