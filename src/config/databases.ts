@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { databaseUrlProblem, parseDatabaseUrl } from './database-url.js';
 import { configError } from './issues.js';
-import type { Config, DatabaseEntry } from './schema.js';
+import type { DatabaseEntry } from './database-section.js';
+import type { Config } from './schema.js';
 
 type DatabaseSettings = Omit<Config['database'], 'url' | 'exchangeLog' | 'routineSchemas'>;
 

@@ -2,7 +2,7 @@
 // flag means for the configuration.
 import type { SourcedValue } from './env.js';
 import { configError } from './issues.js';
-import { portSchema } from './schema.js';
+import { portSchema } from './fields.js';
 
 /** What the CLI passes; every field optional, undefined = the flag was not given. */
 export interface ConfigFlags {

@@ -12,4 +12,4 @@ export { redactConfig, redactUrl } from './redact.js';
 export { configError } from './issues.js';
 export { resolveDatabases, locationOf } from './databases.js';
 export type { DatabaseLocation, ResolvedDatabase } from './databases.js';
-export type { DatabaseEntry } from './schema.js';
+export type { DatabaseEntry } from './database-section.js';

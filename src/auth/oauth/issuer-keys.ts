@@ -6,7 +6,7 @@
 // instead of each waiting out the time limit again. The built-in authorization server's keys
 // come from the state database through the same cache.
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
-import { isSecureOrLoopbackUrl } from '../../config/schema.js';
+import { isSecureOrLoopbackUrl } from '../../config/auth-section.js';
 import type { FetchPolicy } from './fetch-guard.js';
 import { fetchJson, FetchProblem } from './fetch-json.js';
 

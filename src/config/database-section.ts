@@ -1,0 +1,160 @@
+// The `database` section (the one database: its URL, pool, limits and access policy) and
+// `databases:` (several, each a URL, libpq-style fields or the embedded PGlite, optionally
+// changing any `database.*` setting for itself).
+import type { z } from 'zod';
+import { SSL_MODES } from './database-url.js';
+import { bool, databaseUrl, intIn, stringList } from './fields.js';
+import { optionalText, section, text, zod } from './zod.js';
+
+// A name pattern: dot-separated parts of letters, digits, _, $, - and the * wildcard.
+export const namePattern = zod
+  .string({ error: 'expected a string' })
+  .regex(/^[\w$*-]+(\.[\w$*-]+){0,2}$/, {
+    error: 'expected a name pattern such as public, public.users, *.email or users.ssn',
+  });
+
+export const accessSchema = section({
+  allowSchemas: stringList(namePattern).default([]),
+  denySchemas: stringList(namePattern).default([]),
+  allowTables: stringList(namePattern).default([]),
+  denyTables: stringList(namePattern).default([]),
+  denyColumns: stringList(namePattern).default([]),
+  maskColumns: stringList(namePattern).default([]),
+  /** Functions pgmcp cannot analyse (plpgsql, C …) that statements may call under a policy. */
+  allowFunctions: stringList(namePattern).default([]),
+  /** Let masked columns filter, join, group and sort. */
+  allowMaskedPredicates: bool().default(false),
+});
+
+export const databaseSchema = section({
+  url: databaseUrl.default(null),
+  allowWrites: bool().default(false),
+  statementTimeoutMs: intIn(1).default(30_000),
+  maxRows: intIn(1).default(1000),
+  defaultRows: intIn(1).default(100),
+  maxResultBytes: intIn(1).default(1_048_576),
+  poolSize: intIn(1).default(10),
+  /** Who may see what: schemas, tables, columns; masked columns. */
+  access: accessSchema.prefault({}),
+  /** Functions refused in free SQL, added to the built-in list (side effects, file and network access). */
+  deniedFunctions: stringList(namePattern).default([]),
+  /** Refuse a query whose estimated plan cost (or row count) is above this; null = no limit. */
+  maxPlanCost: zod
+    .number({ error: 'expected a number or null' })
+    .positive()
+    .nullable()
+    .default(null),
+  maxPlanRows: zod
+    .number({ error: 'expected a number or null' })
+    .positive()
+    .nullable()
+    .default(null),
+  /** Show other sessions' SQL text in pg://stat/activity. */
+  showQueryText: bool().default(false),
+  /** Run every call as this role (SET LOCAL ROLE); null: the login role. */
+  role: optionalText().default(null),
+  /** Serve functions and procedures annotated @mcp as tools (NpgsqlRest McpOptions.Enabled). */
+  routineTools: bool().default(true),
+  /** Schemas scanned for @mcp functions and procedures; empty: every non-system schema. */
+  routineSchemas: stringList(namePattern).default([]),
+  /** One row per answered request in mcp.exchange, where the registry schema is installed. */
+  exchangeLog: section({
+    enabled: bool().default(true),
+    /** Store tool and prompt arguments too (they may hold personal data). */
+    logArguments: bool().default(false),
+  }).prefault({}),
+}).superRefine((db, ctx) => {
+  if (db.defaultRows > db.maxRows) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['defaultRows'],
+      message: `must not exceed database.maxRows (${db.maxRows})`,
+    });
+  }
+});
+
+// --- several databases ---
+// One entry of `databases:`: where it is (a URL, libpq-style fields, or the embedded PGlite)
+// and, optionally, any `database.*` setting it changes for itself; unset ones come from the
+// `database` section. Passwords come from the environment or a file, never the YAML itself.
+export const databaseEntryName = zod
+  .string({ error: 'expected a string' })
+  .regex(/^[A-Za-z0-9_.-]{1,64}$/, {
+    error: 'expected a name of letters, digits, _ . - (at most 64)',
+  });
+
+export const databaseEntrySchema = section({
+  name: databaseEntryName,
+  default: bool().optional(),
+  url: databaseUrl.optional(),
+  host: text().optional(),
+  port: intIn(1, 65535).optional(),
+  database: text().optional(),
+  user: text().optional(),
+  /** The name of an environment variable holding the password. */
+  passwordEnv: text().optional(),
+  /** A file whose first line is the password (a mounted secret). */
+  passwordFile: text().optional(),
+  sslmode: zod.enum(SSL_MODES, { error: `expected one of ${SSL_MODES.join(', ')}` }).optional(),
+  embedded: bool().optional(),
+  /** User names or pgmcp roles that may use this database; empty: everyone. */
+  availableToUsers: stringList(
+    zod
+      .string({ error: 'expected a string' })
+      .min(1)
+      .max(256, { error: 'expected at most 256 characters' }),
+  ).default([]),
+  allowWrites: bool().optional(),
+  role: optionalText().optional(),
+  statementTimeoutMs: intIn(1).optional(),
+  maxRows: intIn(1).optional(),
+  defaultRows: intIn(1).optional(),
+  maxResultBytes: intIn(1).optional(),
+  poolSize: intIn(1).optional(),
+  access: accessSchema.optional(),
+  deniedFunctions: stringList(namePattern).optional(),
+  maxPlanCost: zod.number({ error: 'expected a number or null' }).positive().nullable().optional(),
+  maxPlanRows: zod.number({ error: 'expected a number or null' }).positive().nullable().optional(),
+  showQueryText: bool().optional(),
+}).superRefine((entry, ctx) => {
+  const located = [
+    entry.url !== undefined && entry.url !== null,
+    entry.embedded === true,
+    entry.host !== undefined || entry.database !== undefined,
+  ];
+  if (located.filter(Boolean).length !== 1) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['url'],
+      message: 'expected exactly one of url, host/database, or embedded: true',
+    });
+  }
+});
+
+export const databasesSchema = zod
+  .array(databaseEntrySchema, { error: 'expected a list of databases' })
+  .superRefine((entries, ctx) => {
+    const seen = new Set<string>();
+    entries.forEach((entry, i) => {
+      if (seen.has(entry.name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'name'],
+          message: `the name ${entry.name} is used twice`,
+        });
+      }
+      seen.add(entry.name);
+    });
+    if (entries.filter((e) => e.default === true).length > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: 'at most one database may say default: true',
+      });
+    }
+    if (entries.filter((e) => e.embedded === true).length > 1) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'at most one database may be embedded' });
+    }
+  });
+
+export type DatabaseEntry = z.infer<typeof databaseEntrySchema>;
