@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
 import type { Registry } from '../tools/registry.js';
-import { TABLE_TEMPLATE } from '../tools/builtin/catalog-resources.js';
+import { TABLE_TEMPLATE } from '../tools/resources/catalog-resources.js';
 
 interface Gated {
   allows?(principal: Principal): boolean;

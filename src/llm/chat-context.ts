@@ -15,7 +15,7 @@ export interface ChatContextInput {
   approved: boolean;
 }
 
-/** query_database's confirmation asks for a boolean `run` (tools/builtin/query-confirm.ts). */
+/** query_database's confirmation asks for a boolean `run` (tools/query/query-confirm.ts). */
 const isWriteConfirmation = (request: InputRequest): boolean => {
   const schema = request.params['requestedSchema'] as
     { properties?: Record<string, { type?: unknown }> } | undefined;

@@ -15,7 +15,7 @@ import { createFakeContext } from '../../src/testing/fake-context.js';
 import { createAccessPolicy, NO_RULES, type AccessPolicy } from '../../src/tools/access-policy.js';
 import { registerBuiltins } from '../../src/tools/builtin/index.js';
 import { createGetSchemaInfoTool } from '../../src/tools/builtin/get-schema-info.js';
-import { createExecuteExplainTool } from '../../src/tools/builtin/execute-explain.js';
+import { createExecuteExplainTool } from '../../src/tools/explain/execute-explain.js';
 import { createRegistry, type Registry } from '../../src/tools/registry.js';
 import { DEFAULT_DENIED_FUNCTIONS } from '../../src/tools/sql-guard.js';
 import {

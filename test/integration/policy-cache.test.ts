@@ -1,4 +1,4 @@
-// The access policy's catalog lookups kept between calls (tools/builtin/policy-cache.ts), on the
+// The access policy's catalog lookups kept between calls (tools/query/policy-cache.ts), on the
 // embedded PGlite and on PostgreSQL (a database of its own, served as a non-superuser role).
 // Counted, never timed: each call's lookups, own-SQL steps and the check sent ahead of them are
 // logged by a wrapper around the real call session. A warm statement looks nothing up; a view
@@ -17,8 +17,8 @@ import type { CallSession } from '../../src/db/call-session.js';
 import { createDatabase, type Database } from '../../src/db/database.js';
 import { createFakeContext } from '../../src/testing/fake-context.js';
 import { createAccessPolicy, NO_RULES } from '../../src/tools/access-policy.js';
-import { createPolicyCache } from '../../src/tools/builtin/policy-cache.js';
-import { createQueryDatabaseTool } from '../../src/tools/builtin/query-database.js';
+import { createPolicyCache } from '../../src/tools/query/policy-cache.js';
+import { createQueryDatabaseTool } from '../../src/tools/query/query-database.js';
 import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../../src/tools/sql-guard.js';
 import {
   realPostgres,

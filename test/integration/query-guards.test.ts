@@ -11,7 +11,7 @@ import { createAccessPolicy, NO_RULES, type AccessRules } from '../../src/tools/
 import {
   createQueryDatabaseTool,
   type QueryDatabaseOptions,
-} from '../../src/tools/builtin/query-database.js';
+} from '../../src/tools/query/query-database.js';
 import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../../src/tools/sql-guard.js';
 import { realPostgres, uniqueSchemaName, withClient } from '../helpers/postgres.js';
 

@@ -8,7 +8,7 @@ import { createSigner } from '../../src/core/signed.js';
 import { createDatabase, type Database } from '../../src/db/database.js';
 import { createFakeContext } from '../../src/testing/fake-context.js';
 import { createAccessPolicy, NO_RULES, type AccessRules } from '../../src/tools/access-policy.js';
-import { createQueryDatabaseTool } from '../../src/tools/builtin/query-database.js';
+import { createQueryDatabaseTool } from '../../src/tools/query/query-database.js';
 import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../../src/tools/sql-guard.js';
 import {
   realPostgres,

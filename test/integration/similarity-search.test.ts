@@ -13,7 +13,7 @@ import { createDatabase, type Database } from '../../src/db/database.js';
 import { createEmbeddingProviders, offlineEmbedding } from '../../src/embeddings/index.js';
 import { createFakeContext } from '../../src/testing/fake-context.js';
 import { createAccessPolicy, NO_RULES, type AccessRules } from '../../src/tools/access-policy.js';
-import { createSimilaritySearchTool } from '../../src/tools/builtin/similarity-search.js';
+import { createSimilaritySearchTool } from '../../src/tools/search/similarity-search.js';
 import { DEFAULT_DENIED_FUNCTIONS } from '../../src/tools/sql-guard.js';
 import { realPostgres, uniqueSchemaName, withClient } from '../helpers/postgres.js';
 

@@ -7,18 +7,22 @@ import type { ToolSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
 import { createAccessPolicy, NO_RULES, type AccessPolicy } from '../access-policy.js';
 import { loadSqlParser } from '../sql-guard.js';
-import { checkRelationReach } from './indirection.js';
-import { createJudge } from './policy-judge.js';
-import { catalogIsStale, locateRelation } from './locate.js';
+import { checkRelationReach } from '../query/indirection.js';
+import { createJudge } from '../query/policy-judge.js';
+import { catalogIsStale, locateRelation } from '../shared/locate.js';
 import {
   notFound,
   plural,
   readOnlyAnnotations,
   readOnlyCall,
   sameLexerAsParser,
-} from './support.js';
-import { nameParts, tryParse, visitNodes } from './parse-tree.js';
-import { buildCountSql, refuseAttributeCalls, RESTRICT_SEARCH_PATH } from './where-clause.js';
+} from '../shared/support.js';
+import { nameParts, tryParse, visitNodes } from '../shared/parse-tree.js';
+import {
+  buildCountSql,
+  refuseAttributeCalls,
+  RESTRICT_SEARCH_PATH,
+} from '../shared/where-clause.js';
 
 export interface CountRowsDeps {
   db: Database;

@@ -14,8 +14,8 @@ import {
   summaryRows,
   TABLE_LIST_COLUMNS,
   tableListRows,
-} from './schema-text.js';
-import { notFound, pickName, plural, readOnlyAnnotations } from './support.js';
+} from '../shared/schema-text.js';
+import { notFound, pickName, plural, readOnlyAnnotations } from '../shared/support.js';
 
 export interface SchemaInfoOptions {
   /** Without schema_name or table_name, more column rows than this get the per-schema summary. */

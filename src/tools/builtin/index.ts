@@ -6,21 +6,25 @@ import type { Database } from '../../db/database.js';
 import type { EmbeddingProviders } from '../../embeddings/index.js';
 import type { AccessPolicy } from '../access-policy.js';
 import type { Registry } from '../registry.js';
-import type { ScreenLogger } from './credential-screen.js';
-import type { PolicyCache } from './policy-cache.js';
+import type { ScreenLogger } from '../query/credential-screen.js';
+import type { PolicyCache } from '../query/policy-cache.js';
 import { createCountRowsTool } from './count-rows.js';
-import { createExecuteExplainTool } from './execute-explain.js';
+import { createExecuteExplainTool } from '../explain/execute-explain.js';
 import { createGenerateEmbeddingTool } from './generate-embedding.js';
 import { createGetSchemaInfoTool } from './get-schema-info.js';
-import { createBuiltinPrompts } from './prompts.js';
+import { createBuiltinPrompts } from '../prompts/prompts.js';
 import {
   createQueryDatabaseTool,
   type QueryDatabaseOptions,
   type QueryLimits,
-} from './query-database.js';
-import { createReadResourceTool, registryReader, type ResourceReader } from './read-resource.js';
-import { createBuiltinResources } from './resources.js';
-import { createSimilaritySearchTool } from './similarity-search.js';
+} from '../query/query-database.js';
+import {
+  createReadResourceTool,
+  registryReader,
+  type ResourceReader,
+} from '../resources/read-resource.js';
+import { createBuiltinResources } from '../resources/resources.js';
+import { createSimilaritySearchTool } from '../search/similarity-search.js';
 
 export interface BuiltinDeps {
   db: Database;
@@ -122,15 +126,19 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
 }
 
 export { createCountRowsTool } from './count-rows.js';
-export { createExecuteExplainTool } from './execute-explain.js';
+export { createExecuteExplainTool } from '../explain/execute-explain.js';
 export { createGetSchemaInfoTool } from './get-schema-info.js';
 export { createGenerateEmbeddingTool } from './generate-embedding.js';
-export { createSimilaritySearchTool } from './similarity-search.js';
-export { createQueryDatabaseTool, type QueryDatabaseOptions } from './query-database.js';
-export { createPolicyCache, GENERATION_KEPT_SQL, type PolicyCache } from './policy-cache.js';
-export { createBuiltinPrompts } from './prompts.js';
-export { createReadResourceTool, registryReader, type ResourceReader } from './read-resource.js';
-export { createBuiltinResources } from './resources.js';
+export { createSimilaritySearchTool } from '../search/similarity-search.js';
+export { createQueryDatabaseTool, type QueryDatabaseOptions } from '../query/query-database.js';
+export { createPolicyCache, GENERATION_KEPT_SQL, type PolicyCache } from '../query/policy-cache.js';
+export { createBuiltinPrompts } from '../prompts/prompts.js';
+export {
+  createReadResourceTool,
+  registryReader,
+  type ResourceReader,
+} from '../resources/read-resource.js';
+export { createBuiltinResources } from '../resources/resources.js';
 export {
   AUTHENTICATE_USER,
   createAuthenticateUserTool,

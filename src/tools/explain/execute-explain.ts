@@ -15,11 +15,16 @@ import {
   type AnalysisOptions,
   type ExplainDocument,
 } from './explain-analysis.js';
-import { sameTree, tryParse } from './parse-tree.js';
-import { checkPolicy } from './query-policy.js';
-import { resolveRelations, type ResolvedRelation } from './relation-access.js';
-import { positionInQuery } from './sent-text.js';
-import { invalidInput, readOnlyAnnotations, readOnlyCall, sameLexerAsParser } from './support.js';
+import { sameTree, tryParse } from '../shared/parse-tree.js';
+import { checkPolicy } from '../query/query-policy.js';
+import { resolveRelations, type ResolvedRelation } from '../query/relation-access.js';
+import { positionInQuery } from '../query/sent-text.js';
+import {
+  invalidInput,
+  readOnlyAnnotations,
+  readOnlyCall,
+  sameLexerAsParser,
+} from '../shared/support.js';
 
 export interface ExplainDeps {
   db: Database;

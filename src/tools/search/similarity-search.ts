@@ -12,8 +12,8 @@ import { dimensionMismatch, type EmbeddingProviders } from '../../embeddings/ind
 import { createAccessPolicy, MASK, NO_RULES, type AccessPolicy } from '../access-policy.js';
 import { loadSqlParser } from '../sql-guard.js';
 import { screenValue, withheldNote, type Tally } from '../output-screen.js';
-import { checkRelationReach } from './indirection.js';
-import { createJudge } from './policy-judge.js';
+import { checkRelationReach } from '../query/indirection.js';
+import { createJudge } from '../query/policy-judge.js';
 import { vectorColumns } from './search-columns.js';
 import {
   estimateTokens,
@@ -30,10 +30,10 @@ import {
   readOnlyAnnotations,
   readOnlyCall,
   sameLexerAsParser,
-} from './support.js';
+} from '../shared/support.js';
 import { DEFAULTS, DESCRIPTION, INPUT_SCHEMA, type Format, type Metric } from './search-input.js';
 import { display, DIST, parseVector, plan, recallSql, ROWID, VEC } from './search-sql.js';
-import { checkFilter, refuseAttributeCalls, RESTRICT_SEARCH_PATH } from './where-clause.js';
+import { checkFilter, refuseAttributeCalls, RESTRICT_SEARCH_PATH } from '../shared/where-clause.js';
 
 export interface SimilaritySearchDeps {
   db: Database;

@@ -7,8 +7,13 @@ import type { CallContext, ResourceTemplateSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
 import { compileUriTemplate } from '../uri-template.js';
 import { describeSchema, describeTable } from './describe-relations.js';
-import { catalogIsStale, locateRelation, schemaCatalogIsStale, schemaExists } from './locate.js';
-import { jsonContents, readOnlyCall, resourceNotFound } from './support.js';
+import {
+  catalogIsStale,
+  locateRelation,
+  schemaCatalogIsStale,
+  schemaExists,
+} from '../shared/locate.js';
+import { jsonContents, readOnlyCall, resourceNotFound } from '../shared/support.js';
 
 export interface CatalogTemplateDeps {
   db: Database;
