@@ -1,5 +1,5 @@
 // count_rows: an exact count(*) of one table or view, optionally filtered by one boolean
-// expression (validated in where-clause.ts before it is pasted into the statement).
+// expression (validated in shared/where-clause.ts before it is pasted into the statement).
 import type pg from 'pg';
 import type { Catalog } from '../../catalog/index.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
