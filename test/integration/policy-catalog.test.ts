@@ -229,6 +229,21 @@ describe.skipIf(!pg)('the system catalog under an access policy (PostgreSQL, SDK
     }
   });
 
+  it('reads a name spaced around its dot as PostgreSQL does: a visible one found, a denied one missing', async () => {
+    // PostgreSQL reads ' cf . sentinel ' as cf.sentinel; so does the policy's check of a
+    // catalog function's argument or a regclass cast.
+    expect(await row(conn, "SELECT ' cf . sentinel '::regclass IS NOT NULL")).toEqual([true]);
+    expect(
+      await row(
+        conn,
+        `SELECT pg_relation_size(' "cf" . sentinel ') >= 0, to_regclass('cf . vault')`,
+      ),
+    ).toEqual([true, null]);
+    const denied = await call(conn, 'query_database', { query: "SELECT 'cf . vault'::regclass" });
+    expect(denied.isError).toBe(true);
+    expect(denied.error).toMatchObject({ sqlstate: '42P01' });
+  });
+
   it('answers a denied type, or a constant PostgreSQL reads as a reg type, as a missing one', async () => {
     // Each pair: the same statement naming a denied object and a missing one. The answers are
     // the same but for the name: text, SQLSTATE and position (counted in characters).
