@@ -7,6 +7,7 @@ import type { Principal } from '../../core/principal.js';
 import type { CallContext, DatabaseChoice, LogLevel } from '../../core/specs.js';
 import type { Signer } from '../../core/signed.js';
 import type { DatabaseDirectory } from '../../tools/databases.js';
+import { canUse, inScope, type Gated } from '../../tools/gate.js';
 import type { Registry } from '../../tools/registry.js';
 import { buildContext, progressTokenOf } from '../call-context.js';
 import type { RequestChannel } from '../channel.js';
@@ -57,19 +58,7 @@ export type Handler = (
   scope: RequestScope,
 ) => Promise<Record<string, unknown>>;
 
-/** Anything a list holds: some callers may not use it. */
-export interface Gated {
-  allows?(principal: Principal): boolean;
-  requiredRoles?: readonly string[];
-  inScope?(principal: Principal): boolean;
-}
-
-/** Whether the caller can know of the item at all (see ToolSpec.inScope). */
-export const inScope = (item: Gated, principal: Principal): boolean =>
-  item.inScope === undefined || item.inScope(principal);
-
-export const canUse = (item: Gated, principal: Principal): boolean =>
-  inScope(item, principal) && (item.allows === undefined || item.allows(principal));
+export { canUse, inScope, type Gated };
 
 /**
  * The answer to using an item the caller may not: a caller without an identity is asked to
