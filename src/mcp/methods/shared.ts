@@ -79,6 +79,14 @@ export function deniedError(
   return forbidden(`Forbidden: your roles do not allow the ${kind} ${name}.`, requiredRoles);
 }
 
+/** -32602 for a tool or prompt that does not exist, or that this caller cannot know of. */
+export function unknownError(kind: 'tool' | 'prompt', name: string): RpcError {
+  return new RpcError(
+    RpcCodes.INVALID_PARAMS,
+    `Unknown ${kind}: ${name}. Call ${kind}s/list to see the ${kind}s.`,
+  );
+}
+
 /** The named tool or prompt, if it exists (-32602 otherwise) and this caller may use it. */
 export function usable<T extends Gated>(
   kind: 'tool' | 'prompt',
@@ -86,12 +94,7 @@ export function usable<T extends Gated>(
   found: T | undefined,
   principal: Principal,
 ): T {
-  if (!found || !inScope(found, principal)) {
-    throw new RpcError(
-      RpcCodes.INVALID_PARAMS,
-      `Unknown ${kind}: ${name}. Call ${kind}s/list to see the ${kind}s.`,
-    );
-  }
+  if (!found || !inScope(found, principal)) throw unknownError(kind, name);
   if (!canUse(found, principal)) throw deniedError(kind, name, principal, found.requiredRoles);
   return found;
 }

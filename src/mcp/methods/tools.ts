@@ -15,6 +15,7 @@ import {
   type FeatureOptions,
   type Handler,
   type Shared,
+  unknownError,
 } from './shared.js';
 
 /** `params.tags` of tools/list: tools with at least one of them; absent or empty: all tools. */
@@ -99,10 +100,7 @@ export function toolMethods(
       switch (outcome.kind) {
         case 'refused':
           throw outcome.reason === 'unknown'
-            ? new RpcError(
-                RpcCodes.INVALID_PARAMS,
-                `Unknown tool: ${name}. Call tools/list to see the tools.`,
-              )
+            ? unknownError('tool', name)
             : deniedError('tool', name, principal, outcome.spec?.requiredRoles);
         case 'input-required':
           return outcome.inputRequired;
