@@ -65,7 +65,7 @@ const QUERY_TOOL = 'query_database';
 const BUG_MESSAGE = 'chat tool failed';
 /** What an MCP tools/call of a name that is no tool records: JSON-RPC's invalid params. */
 const UNKNOWN_TOOL_CODE = -32602;
-// The routed query_database's seed-001 suffix ("… at postgres://…"): judged without it.
+// The routed query_database's "… at postgres://…" suffix naming its database: judged without it.
 const AT_URL = /\s+at\s+postgres(?:ql)?:\/\/\S+?\s*;?\s*$/i;
 
 /** Whether `query` writes, by the same parser that judges it when it runs. */
