@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ChangeContext } from '../auth/index.js';
 import { bearerFromHeader } from '../auth/index.js';
 import { actorOf } from '../state/index.js';
-import type { Principal } from '../core/principal.js';
+import { holdsRole, type Principal } from '../core/principal.js';
 import { ApiError, BEARER_CHALLENGE } from './errors.js';
 
 export const ADMIN_ROLE = 'admin';
@@ -21,7 +21,7 @@ export function signedIn(request: FastifyRequest): Principal {
 /** The caller when it holds one of `roles`; 401 when anonymous, 403 otherwise. */
 export function withRole(request: FastifyRequest, roles: readonly string[]): Principal {
   const principal = signedIn(request);
-  if (!roles.some((role) => principal.roles.includes(role))) {
+  if (!holdsRole(principal, roles)) {
     throw new ApiError(403, `this needs the ${roles.join(' or ')} role`);
   }
   return principal;

@@ -22,3 +22,11 @@ export const ANONYMOUS: Principal = Object.freeze({
   scopes: [],
   claims: {},
 });
+
+/**
+ * The one role check: whether the caller holds at least one of `roles`. An empty list is held
+ * by nobody; each caller decides what "no roles configured" means before asking.
+ */
+export function holdsRole(principal: Pick<Principal, 'roles'>, roles: readonly string[]): boolean {
+  return roles.some((role) => principal.roles.includes(role));
+}

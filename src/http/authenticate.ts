@@ -17,7 +17,7 @@ import {
 import type { ResourceServer } from '../auth/oauth/resource-server.js';
 import { HTTP_REFUSALS } from '../core/error-table.js';
 import { ErrorCodes } from '../core/errors.js';
-import { ANONYMOUS, type Principal } from '../core/principal.js';
+import { ANONYMOUS, holdsRole, type Principal } from '../core/principal.js';
 import { Refusals, rolesMissing } from '../core/refusals.js';
 import { challenge, type ChallengeKind } from './challenge.js';
 import type { OAuthDiscovery } from './oauth-discovery.js';
@@ -224,7 +224,7 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
       return refuse(req, reply, 401, 'missing', Refusals.AUTH_REQUIRED);
     }
     const roles = config.roles;
-    if (roles && roles.length > 0 && !roles.some((role) => principal.roles.includes(role))) {
+    if (roles && roles.length > 0 && !holdsRole(principal, roles)) {
       if (anonymous) {
         return refuse(req, reply, 401, 'missing', Refusals.AUTH_REQUIRED);
       }

@@ -19,7 +19,7 @@ import {
   type UIMessageChunk,
 } from 'ai';
 import type { LlmConfig } from '../config/index.js';
-import { isExpectedFailure, logWithReference } from '../core/error-table.js';
+import { isExpectedFailure } from '../core/error-table.js';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { DatabaseChoice } from '../core/specs.js';
@@ -185,13 +185,7 @@ export async function startChat(
     writable,
     maxSameFailures: llm.maxSameFailures,
     maxToolResultChars: llm.maxToolResultChars,
-    onInternalError: (error, ref, tool) =>
-      logWithReference(
-        deps.logger,
-        { tool, err: { message: error instanceof Error ? error.message : String(error) } },
-        'chat tool failed',
-        ref,
-      ),
+    logger: deps.logger,
     ...(deps.onToolCall ? { onToolCall: deps.onToolCall } : {}),
     conversationId: store ? conversationId : null,
   });

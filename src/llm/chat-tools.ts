@@ -1,16 +1,19 @@
 // pgmcp's own tools as AI SDK tools for one chat request: the registry's entries this caller
-// may use, called in-process with a chat CallContext (never over HTTP), their arguments checked
-// by the validator the registry compiled, their results in the MCP shape
+// may use, called in-process with a chat CallContext (never over HTTP) through the same
+// invocation step as an MCP tools/call (tools/invoke.ts: gating, argument and output checks,
+// the outcome by the error table), their results in the MCP shape
 // `{ isError, text, structuredContent? }`. A query_database write needs the person's approval
 // (AI SDK tool approval); the model has no other way to make it run. A tool that fails the same
 // way maxSameFailures times is not run again in the request. Every call the model makes is
 // recorded like an MCP tools/call (tools/tool-call-record.ts): the exchange log and the audit.
 import { jsonSchema, tool, type ToolSet } from 'ai';
 import type { ToolResult } from '../core/content.js';
-import { isExpectedFailure, newReference } from '../core/error-table.js';
+import { logWithReference, type ReferenceLog } from '../core/error-table.js';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { DatabaseChoice, ToolSpec } from '../core/specs.js';
+import { canUse } from '../tools/gate.js';
+import { invokeTool } from '../tools/invoke.js';
 import type { Registry } from '../tools/registry.js';
 import { checkStatement } from '../tools/sql-guard.js';
 import { toolCallRecord, toolErrorCode, type ToolCallSink } from '../tools/tool-call-record.js';
@@ -35,8 +38,8 @@ export interface ChatToolsInput {
   writable(database: string | undefined): boolean;
   maxSameFailures: number;
   maxToolResultChars: number;
-  /** A bug inside a tool: logged with the reference the output names. */
-  onInternalError(error: unknown, ref: string, tool: string): void;
+  /** Where a bug inside a tool is logged, with the reference the output names. */
+  logger?: ReferenceLog;
   /** Where each call is recorded once it has ended (the exchange log and the audit). */
   onToolCall?: ToolCallSink;
   /** The stored conversation the calls are made in (null: none is kept). */
@@ -58,9 +61,11 @@ export interface ChatTools {
 }
 
 const QUERY_TOOL = 'query_database';
+/** What the server log says of a bug inside a chat tool call. */
+const BUG_MESSAGE = 'chat tool failed';
 /** What an MCP tools/call of a name that is no tool records: JSON-RPC's invalid params. */
 const UNKNOWN_TOOL_CODE = -32602;
-// The routed query_database's seed-001 suffix ("… at postgres://…"): judged without it.
+// The routed query_database's "… at postgres://…" suffix naming its database: judged without it.
 const AT_URL = /\s+at\s+postgres(?:ql)?:\/\/\S+?\s*;?\s*$/i;
 
 /** Whether `query` writes, by the same parser that judges it when it runs. */
@@ -93,8 +98,7 @@ function modelSchema(spec: ToolSpec): Record<string, unknown> {
 }
 
 const usable = (spec: ToolSpec, principal: Principal): boolean =>
-  (spec.inScope === undefined || spec.inScope(principal)) &&
-  (spec.allows === undefined || spec.allows(principal)) &&
+  canUse(spec, principal) &&
   // A tool whose arguments carry a secret (authenticate_user) has no place in a model's hands.
   spec.sensitiveArguments !== true;
 
@@ -188,7 +192,12 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
         }),
       );
     } catch (error) {
-      input.onInternalError(error, 'record', tool);
+      logWithReference(
+        input.logger,
+        { tool, err: { message: error instanceof Error ? error.message : String(error) } },
+        BUG_MESSAGE,
+        'record',
+      );
     }
   }
 
@@ -207,47 +216,49 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
         ),
       );
     }
-    // Recorded with the codes an MCP tools/call records for the same refusals.
-    const registered = input.registry.tool(spec.name);
-    if (!registered) {
-      return {
-        output: { isError: true, text: `The tool ${spec.name} is no longer available.` },
-        errorCode: UNKNOWN_TOOL_CODE,
-      };
-    }
-    const issues = registered.validate(args);
-    if (issues) {
-      return {
-        output: {
-          isError: true,
-          text: `Invalid arguments for ${spec.name}: ${issues.join('; ')}.`,
-        },
-        errorCode: ErrorCodes.TOOL_INPUT_INVALID,
-      };
-    }
     const signal = abortSignal ? AbortSignal.any([input.signal, abortSignal]) : input.signal;
     const ran: Partial<Ran> = {};
-    const ctx = chatContext({
+    const outcome = await invokeTool<never>({
+      registry: input.registry,
+      name: spec.name,
+      args,
       principal: input.principal,
-      signal,
-      ...(input.database ? { database: usedBy(input.database, ran) } : {}),
-      approved: input.approvedCalls.has(toolCallId),
+      run: async (call) => ({
+        value: await call(
+          chatContext({
+            principal: input.principal,
+            signal,
+            ...(input.database ? { database: usedBy(input.database, ran) } : {}),
+            approved: input.approvedCalls.has(toolCallId),
+          }),
+        ),
+      }),
+      log: input.logger,
+      bugs: 'reference',
+      bugMessage: BUG_MESSAGE,
     });
-    try {
-      const output = outputOf(await registered.spec.call(args, ctx));
-      return { ...ran, output };
-    } catch (error) {
-      if (isExpectedFailure(error)) return { ...ran, ...failed(error) };
-      const ref = newReference();
-      input.onInternalError(error, ref, spec.name);
-      return {
-        ...ran,
-        output: {
-          isError: true,
-          text: `The tool ${spec.name} failed with an internal error (ref ${ref}).`,
-        },
-        errorCode: ErrorCodes.INTERNAL,
-      };
+    // The chat's wire form of the outcome, recorded with the codes an MCP tools/call records.
+    switch (outcome.kind) {
+      case 'ok':
+        return { ...ran, output: outputOf(outcome.result) };
+      case 'tool-error':
+        return {
+          ...ran,
+          output: { isError: true, text: outcome.error.message },
+          errorCode: outcome.errorCode,
+        };
+      case 'internal':
+        return {
+          ...ran,
+          output: { isError: true, text: outcome.message },
+          errorCode: outcome.errorCode,
+        };
+      case 'refused':
+      case 'input-required':
+        return {
+          output: { isError: true, text: `The tool ${spec.name} is no longer available.` },
+          errorCode: UNKNOWN_TOOL_CODE,
+        };
     }
   }
 

@@ -19,6 +19,7 @@ import {
   type DatabaseDirectory,
   type DatabaseTarget,
 } from './databases.js';
+import { roleGate } from './gate.js';
 import type { Registry } from './registry.js';
 
 export interface DatabaseRoutingOptions {
@@ -126,15 +127,8 @@ export function registerDatabaseRouting(
   options: DatabaseRoutingOptions,
 ): void {
   const model = directory.get(directory.defaultName)!.registry;
-  const gate = (name: string): Pick<ToolSpec, 'allows' | 'requiredRoles'> => {
-    const roles = options.toolRoles?.[name] ?? [];
-    return roles.length > 0
-      ? {
-          allows: (principal) => roles.some((r) => principal.roles.includes(r)),
-          requiredRoles: roles,
-        }
-      : {};
-  };
+  const gate = (name: string): Pick<ToolSpec, 'allows' | 'requiredRoles'> =>
+    roleGate(options.toolRoles?.[name] ?? []);
 
   /** Makes the database the session's default; returns its name. */
   const selectByReference = (reference: string, ctx: CallContext): string => {

@@ -7,6 +7,7 @@ import type { Principal } from '../../core/principal.js';
 import type { CallContext, DatabaseChoice, LogLevel } from '../../core/specs.js';
 import type { Signer } from '../../core/signed.js';
 import type { DatabaseDirectory } from '../../tools/databases.js';
+import { canUse, inScope, type Gated } from '../../tools/gate.js';
 import type { Registry } from '../../tools/registry.js';
 import { buildContext, progressTokenOf } from '../call-context.js';
 import type { RequestChannel } from '../channel.js';
@@ -57,19 +58,7 @@ export type Handler = (
   scope: RequestScope,
 ) => Promise<Record<string, unknown>>;
 
-/** Anything a list holds: some callers may not use it. */
-export interface Gated {
-  allows?(principal: Principal): boolean;
-  requiredRoles?: readonly string[];
-  inScope?(principal: Principal): boolean;
-}
-
-/** Whether the caller can know of the item at all (see ToolSpec.inScope). */
-export const inScope = (item: Gated, principal: Principal): boolean =>
-  item.inScope === undefined || item.inScope(principal);
-
-export const canUse = (item: Gated, principal: Principal): boolean =>
-  inScope(item, principal) && (item.allows === undefined || item.allows(principal));
+export { canUse, inScope, type Gated };
 
 /**
  * The answer to using an item the caller may not: a caller without an identity is asked to
@@ -90,6 +79,14 @@ export function deniedError(
   return forbidden(`Forbidden: your roles do not allow the ${kind} ${name}.`, requiredRoles);
 }
 
+/** -32602 for a tool or prompt that does not exist, or that this caller cannot know of. */
+export function unknownError(kind: 'tool' | 'prompt', name: string): RpcError {
+  return new RpcError(
+    RpcCodes.INVALID_PARAMS,
+    `Unknown ${kind}: ${name}. Call ${kind}s/list to see the ${kind}s.`,
+  );
+}
+
 /** The named tool or prompt, if it exists (-32602 otherwise) and this caller may use it. */
 export function usable<T extends Gated>(
   kind: 'tool' | 'prompt',
@@ -97,12 +94,7 @@ export function usable<T extends Gated>(
   found: T | undefined,
   principal: Principal,
 ): T {
-  if (!found || !inScope(found, principal)) {
-    throw new RpcError(
-      RpcCodes.INVALID_PARAMS,
-      `Unknown ${kind}: ${name}. Call ${kind}s/list to see the ${kind}s.`,
-    );
-  }
+  if (!found || !inScope(found, principal)) throw unknownError(kind, name);
   if (!canUse(found, principal)) throw deniedError(kind, name, principal, found.requiredRoles);
   return found;
 }

@@ -1,14 +1,22 @@
-// tools/list and tools/call. An unknown or hidden tool is a protocol error raised before the
-// tool runs; everything that goes wrong inside it becomes an isError result (mcp/errors.ts).
-import type { ToolResult } from '../../core/content.js';
-import { isExpectedFailure, logWithReference } from '../../core/error-table.js';
+// tools/list and tools/call. A call runs through the invocation step the chat agent shares
+// (tools/invoke.ts); this edge only gives its outcome MCP's wire form. An unknown or hidden tool
+// is a protocol error raised before the tool runs; everything that goes wrong inside it becomes
+// an isError result (mcp/errors.ts).
 import { ErrorCodes } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/specs.js';
-import { errorCodeOf, toolError, toolErrorResult } from '../errors.js';
-import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
+import { invokeTool } from '../../tools/invoke.js';
+import { toolError, toolErrorResult } from '../errors.js';
+import { RpcCodes, RpcError } from '../jsonrpc.js';
 import { paginate } from '../pagination.js';
 import { prebuild } from '../serialize.js';
-import { requireString, usable, type FeatureOptions, type Handler, type Shared } from './shared.js';
+import {
+  deniedError,
+  requireString,
+  type FeatureOptions,
+  type Handler,
+  type Shared,
+  unknownError,
+} from './shared.js';
 
 /** `params.tags` of tools/list: tools with at least one of them; absent or empty: all tools. */
 function tagFilter(tags: unknown): Set<string> | null {
@@ -20,24 +28,6 @@ function tagFilter(tags: unknown): Set<string> | null {
     );
   }
   return tags.length > 0 ? new Set(tags as string[]) : null;
-}
-
-/**
- * Why a successful answer does not match the tool's outputSchema (MCP: a tool that declares
- * one answers conforming structuredContent), or null when it does or was a failure.
- */
-function outputIssues(
-  check: ((value: unknown) => string[] | null) | null,
-  result: ToolResult,
-): string[] | null {
-  if (check === null || result.isError === true) return null;
-  if (result.structuredContent === undefined) return ['structuredContent is missing'];
-  try {
-    return check(result.structuredContent);
-  } catch (error) {
-    // An outputSchema that does not compile: no client can validate the answer either.
-    return [(error as Error).message];
-  }
 }
 
 export function toolMethods(
@@ -94,47 +84,34 @@ export function toolMethods(
 
     async callTool(params, scope) {
       const name = requireString(params, 'name');
-      const entry = registry.tool(name);
-      usable('tool', name, entry?.spec, scope.channel.principal);
+      const principal = scope.channel.principal;
       const args = params['arguments'] ?? {};
-      const invalid = (why: string) => {
-        // Recorded (and the chat agent's calls too) as PGMCP301, like a tool's own input error.
-        if (scope.note) scope.note.errorCode = ErrorCodes.TOOL_INPUT_INVALID;
-        return {
-          ...toolError(`Invalid arguments for ${name}: ${why}.`, ErrorCodes.TOOL_INPUT_INVALID),
-        };
-      };
-      if (!isObject(args)) return invalid('arguments must be an object');
-      const issues = entry!.validate(args);
-      if (issues) return invalid(issues.join('; '));
-      try {
-        const outcome = await shared.withContext(
-          params,
-          scope,
-          { method: 'tools/call', name, args },
-          (ctx) => entry!.spec.call(args, ctx),
-        );
-        if ('inputRequired' in outcome) return outcome.inputRequired;
-        const issues = outputIssues(entry!.checkOutput, outcome.value);
-        if (!issues) return { ...outcome.value };
-        // A bug of the tool: the answer would make a validating client throw, so it is not
-        // sent; the caller gets a tool error with the reference the log holds.
-        const ref = logWithReference(
-          options.logger,
-          { tool: name, issues: issues.slice(0, 5) },
-          'tool answer does not match its outputSchema',
-        );
-        if (scope.note) scope.note.errorCode = ErrorCodes.INTERNAL;
-        return {
-          ...toolError(
-            `Internal error: the answer of ${name} does not match its outputSchema, so it was not sent (reference ${ref}). This is a bug; the server log has the details.`,
-            ErrorCodes.INTERNAL,
-          ),
-        };
-      } catch (error) {
-        if (!isExpectedFailure(error)) throw error;
-        if (scope.note) scope.note.errorCode = errorCodeOf(error);
-        return { ...toolErrorResult(error, entry!.spec.outputSchema !== undefined) };
+      const outcome = await invokeTool({
+        registry,
+        name,
+        args,
+        principal,
+        run: (call) =>
+          shared.withContext(params, scope, { method: 'tools/call', name, args }, call),
+        ...(options.logger ? { log: options.logger } : {}),
+      });
+      // MCP's wire form of the outcome; what the exchange log records goes to scope.note
+      // (the chat agent's calls record the same codes).
+      switch (outcome.kind) {
+        case 'refused':
+          throw outcome.reason === 'unknown'
+            ? unknownError('tool', name)
+            : deniedError('tool', name, principal, outcome.spec?.requiredRoles);
+        case 'input-required':
+          return outcome.inputRequired;
+        case 'ok':
+          return { ...outcome.result };
+        case 'tool-error':
+          if (scope.note) scope.note.errorCode = outcome.errorCode;
+          return { ...toolErrorResult(outcome.error, outcome.spec.outputSchema !== undefined) };
+        case 'internal':
+          if (scope.note) scope.note.errorCode = outcome.errorCode;
+          return { ...toolError(outcome.message, ErrorCodes.INTERNAL) };
       }
     },
   };

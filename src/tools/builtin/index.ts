@@ -5,6 +5,7 @@ import type { ToolSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
 import type { EmbeddingProviders } from '../../embeddings/index.js';
 import type { AccessPolicy } from '../access-policy.js';
+import { roleGate } from '../gate.js';
 import type { Registry } from '../registry.js';
 import type { ScreenLogger } from '../query/credential-screen.js';
 import type { PolicyCache } from '../query/policy-cache.js';
@@ -54,11 +55,7 @@ export interface BuiltinDeps {
 export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
   // tools.<name>.roles: only callers with one of the roles may use that tool.
   const add = (spec: ToolSpec): void => {
-    const roles = deps.toolRoles?.[spec.name] ?? [];
-    if (roles.length > 0) {
-      spec.allows = (principal) => roles.some((r) => principal.roles.includes(r));
-      spec.requiredRoles = roles;
-    }
+    Object.assign(spec, roleGate(deps.toolRoles?.[spec.name] ?? []));
     registry.addTool(spec, { compileOnFirstCall: true });
   };
   const timeout = deps.limits.statementTimeoutMs;

@@ -3,7 +3,7 @@
 // type so structuredContent matches the output schema.
 import { AppError, ErrorCodes, isAppError, type ErrorCategory } from '../../core/errors.js';
 import type { ToolResult } from '../../core/content.js';
-import type { Principal } from '../../core/principal.js';
+import { holdsRole, type Principal } from '../../core/principal.js';
 import type { CallContext } from '../../core/specs.js';
 import { quoteIdent } from '../../core/sql.js';
 import type { Database } from '../../db/database.js';
@@ -194,7 +194,7 @@ export function isAuthorized(derived: DerivedRoutine, principal: Principal): boo
   const roles = derived.routine.annotations.authorize;
   if (roles === null) return true;
   if (roles.length === 0) return principal.kind !== 'anonymous';
-  return roles.some((role) => principal.roles.includes(role));
+  return holdsRole(principal, roles);
 }
 
 /** Refuse a caller without one of the @authorize roles, before any database work. */
