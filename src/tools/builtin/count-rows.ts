@@ -9,20 +9,20 @@ import { createAccessPolicy, NO_RULES, type AccessPolicy } from '../access-polic
 import { loadSqlParser } from '../sql-guard.js';
 import { checkRelationReach } from '../query/indirection.js';
 import { createJudge } from '../query/policy-judge.js';
-import { catalogIsStale, locateRelation } from '../shared/locate.js';
+import { catalogIsStale, locateRelation } from '../common/locate.js';
 import {
   notFound,
   plural,
   readOnlyAnnotations,
   readOnlyCall,
   sameLexerAsParser,
-} from '../shared/support.js';
-import { nameParts, tryParse, visitNodes } from '../shared/parse-tree.js';
+} from '../common/support.js';
+import { nameParts, tryParse, visitNodes } from '../common/parse-tree.js';
 import {
   buildCountSql,
   refuseAttributeCalls,
   RESTRICT_SEARCH_PATH,
-} from '../shared/where-clause.js';
+} from '../common/where-clause.js';
 
 export interface CountRowsDeps {
   db: Database;

@@ -2,7 +2,7 @@
 // needs to use it (model, dimensions, tokens). Touches no database.
 import type { ToolSpec } from '../../core/specs.js';
 import type { EmbeddingProviders } from '../../embeddings/index.js';
-import { invalidInput } from '../shared/support.js';
+import { invalidInput } from '../common/support.js';
 
 export function createGenerateEmbeddingTool(embeddings: EmbeddingProviders): ToolSpec {
   return {

@@ -14,8 +14,8 @@ import {
   summaryRows,
   TABLE_LIST_COLUMNS,
   tableListRows,
-} from '../shared/schema-text.js';
-import { notFound, pickName, plural, readOnlyAnnotations } from '../shared/support.js';
+} from '../common/schema-text.js';
+import { notFound, pickName, plural, readOnlyAnnotations } from '../common/support.js';
 
 export interface SchemaInfoOptions {
   /** Without schema_name or table_name, more column rows than this get the per-schema summary. */

@@ -15,7 +15,7 @@ import {
   type AnalysisOptions,
   type ExplainDocument,
 } from './explain-analysis.js';
-import { sameTree, tryParse } from '../shared/parse-tree.js';
+import { sameTree, tryParse } from '../common/parse-tree.js';
 import { checkPolicy } from '../query/query-policy.js';
 import { resolveRelations, type ResolvedRelation } from '../query/relation-access.js';
 import { positionInQuery } from '../query/sent-text.js';
@@ -24,7 +24,7 @@ import {
   readOnlyAnnotations,
   readOnlyCall,
   sameLexerAsParser,
-} from '../shared/support.js';
+} from '../common/support.js';
 
 export interface ExplainDeps {
   db: Database;

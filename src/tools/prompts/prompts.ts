@@ -5,7 +5,7 @@ import { byText } from '../../catalog/index.js';
 import type { PromptResult } from '../../core/content.js';
 import type { PromptSpec } from '../../core/specs.js';
 import { checkStatement, loadSqlParser } from '../sql-guard.js';
-import { KIND_LABELS, summarizeSchemas, tableSketch } from '../shared/schema-text.js';
+import { KIND_LABELS, summarizeSchemas, tableSketch } from '../common/schema-text.js';
 
 export interface PromptDeps {
   catalog: Catalog;

@@ -28,7 +28,7 @@ import { ALTERNATIVE, missing, refuse } from './catalog-functions.js';
 import { judgeNames, judgeWants, RESOLVE_SQL, RESOLVE_TYPES_SQL } from './catalog-judge.js';
 import { collect, type NameLookup } from './catalog-uses.js';
 import { relationUses, writtenName, type RelationUse } from './cte-scope.js';
-import { nameParts, tryParse, visitNodes } from '../shared/parse-tree.js';
+import { nameParts, tryParse, visitNodes } from '../common/parse-tree.js';
 import type { Judge } from './policy-judge.js';
 import type { ResolvedRelation } from './relation-access.js';
 import { characters, type Replacement } from './sent-text.js';

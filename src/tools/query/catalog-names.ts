@@ -9,7 +9,7 @@
 import { scanSync } from 'libpg-query';
 import type { Lookup } from '../../db/call-session.js';
 import { shieldedQuery } from '../../db/shielded.js';
-import { nameParts, visitNodes } from '../shared/parse-tree.js';
+import { nameParts, visitNodes } from '../common/parse-tree.js';
 import { readName, type WrittenName } from './written-name.js';
 
 /** A type named in the statement's text (a cast, a column definition list …). */

@@ -15,7 +15,7 @@ import {
   type Arg,
 } from './catalog-functions.js';
 import { nameLiterals, typeRefs, type NameLiteral, type TypeRef } from './catalog-names.js';
-import { nameParts, visitNodes } from '../shared/parse-tree.js';
+import { nameParts, visitNodes } from '../common/parse-tree.js';
 import { relationName } from './written-name.js';
 /** A constant argument: its text, whether it was a number, and the reg* type it is cast to. */
 interface Constant {

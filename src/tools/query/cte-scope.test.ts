@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadSqlParser } from '../sql-guard.js';
 import { relationUses } from './cte-scope.js';
-import { tryParse } from '../shared/parse-tree.js';
+import { tryParse } from '../common/parse-tree.js';
 
 /** `name` for a CTE reference, `schema.name` or `name!` for a relation, in walk order. */
 function uses(sql: string): string[] {

@@ -15,7 +15,7 @@ import { AppError, ErrorCodes } from '../../core/errors.js';
 import { isSecretRelation } from '../credentials.js';
 import { checkCatalogInBody } from './catalog-access.js';
 import { analyseAgain, CatalogMoved, definitions } from './catalog-moved.js';
-import { nameParts, tryParse, visitNodes } from '../shared/parse-tree.js';
+import { nameParts, tryParse, visitNodes } from '../common/parse-tree.js';
 import {
   functionRefs,
   mentionsSecret,

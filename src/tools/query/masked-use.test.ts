@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { looksLikeCredential } from '../credentials.js';
 import { loadSqlParser } from '../sql-guard.js';
 import { maskedDecisions, maskedOutputs, type MaskedScope } from './masked-use.js';
-import { tryParse } from '../shared/parse-tree.js';
+import { tryParse } from '../common/parse-tree.js';
 
 const scope: MaskedScope = {
   columns: new Set(['ssn']),

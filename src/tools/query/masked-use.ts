@@ -8,7 +8,7 @@
 // DISTINCT and DISTINCT ON, window PARTITION BY / ORDER BY, LIMIT, subqueries in FROM, CTEs,
 // set operations other than UNION ALL, arguments of set-returning functions (they change the
 // row count), and every part of a write.
-import { nameParts, visitNodes } from '../shared/parse-tree.js';
+import { nameParts, visitNodes } from '../common/parse-tree.js';
 
 export interface MaskedScope {
   /** Names of masked columns of the relations the statement reads. */

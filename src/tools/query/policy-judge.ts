@@ -2,7 +2,7 @@
 // relations and columns, and the names a parse tree reads (relations) and calls (functions).
 import type { AccessPolicy } from '../access-policy.js';
 import { SECRET_RELATION_NAMES, secretColumn } from '../credentials.js';
-import { nameParts, visitNodes } from '../shared/parse-tree.js';
+import { nameParts, visitNodes } from '../common/parse-tree.js';
 
 /** The policy and the credential wall, as one judge of relations and columns. */
 export interface Judge {

@@ -13,7 +13,7 @@ import { analyseAgain, holdRelations } from './catalog-moved.js';
 import { checkIndirection } from './indirection.js';
 import { createJudge, type Judge } from './policy-judge.js';
 import { maskedDecisions, maskedOutputs } from './masked-use.js';
-import { tryParse } from '../shared/parse-tree.js';
+import { tryParse } from '../common/parse-tree.js';
 import { enforcePolicy, resolveRelations } from './relation-access.js';
 import type { Replacement } from './sent-text.js';
 

@@ -7,7 +7,7 @@ import { quoteIdent } from '../../core/sql.js';
 import { isSecretRelation } from '../credentials.js';
 import type { RelationRef } from '../sql-guard.js';
 import type { Judge } from './policy-judge.js';
-import { nameParts, visitNodes } from '../shared/parse-tree.js';
+import { nameParts, visitNodes } from '../common/parse-tree.js';
 
 export interface ResolvedRelation {
   oid: number;

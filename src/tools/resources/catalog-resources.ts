@@ -12,8 +12,8 @@ import {
   locateRelation,
   schemaCatalogIsStale,
   schemaExists,
-} from '../shared/locate.js';
-import { jsonContents, readOnlyCall, resourceNotFound } from '../shared/support.js';
+} from '../common/locate.js';
+import { jsonContents, readOnlyCall, resourceNotFound } from '../common/support.js';
 
 export interface CatalogTemplateDeps {
   db: Database;

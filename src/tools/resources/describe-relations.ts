@@ -1,6 +1,6 @@
 // The JSON the pg://schema and pg://table resources answer with, built from a catalog snapshot.
 import type { CatalogSnapshot, RelationDescriptor } from '../../catalog/index.js';
-import { KIND_LABELS } from '../shared/schema-text.js';
+import { KIND_LABELS } from '../common/schema-text.js';
 
 export function describeSchema(snapshot: CatalogSnapshot, schemaName: string): unknown {
   const schema = snapshot.schema(schemaName)!;

@@ -5,7 +5,7 @@ import type { ContentBlock, ResourceReadResult } from '../../core/content.js';
 import type { CallContext, ToolSpec } from '../../core/specs.js';
 import type { Registry } from '../registry.js';
 import { toTsv } from '../tsv.js';
-import { invalidInput, readOnlyAnnotations, resourceNotFound } from '../shared/support.js';
+import { invalidInput, readOnlyAnnotations, resourceNotFound } from '../common/support.js';
 
 export type ResourceReader = (uri: string, ctx: CallContext) => Promise<ResourceReadResult>;
 

@@ -4,7 +4,7 @@
 import type { CallContext, ResourceSpec } from '../../core/specs.js';
 import type { Database } from '../../db/database.js';
 import { looksLikeCredential, WITHHELD } from '../credentials.js';
-import { jsonContents, readOnlyCall } from '../shared/support.js';
+import { jsonContents, readOnlyCall } from '../common/support.js';
 
 export interface ServerResourceDeps {
   db: Database;

@@ -5,7 +5,7 @@ import { quoteIdent } from '../../core/sql.js';
 import { MASK } from '../access-policy.js';
 import { METRICS, type Metric } from './search-input.js';
 import { textColumnFor, tsvectorColumn, vectorColumns } from './search-columns.js';
-import { invalidInput } from '../shared/support.js';
+import { invalidInput } from '../common/support.js';
 
 export interface Plan {
   rel: RelationDescriptor;

@@ -30,10 +30,10 @@ import {
   readOnlyAnnotations,
   readOnlyCall,
   sameLexerAsParser,
-} from '../shared/support.js';
+} from '../common/support.js';
 import { DEFAULTS, DESCRIPTION, INPUT_SCHEMA, type Format, type Metric } from './search-input.js';
 import { display, DIST, parseVector, plan, recallSql, ROWID, VEC } from './search-sql.js';
-import { checkFilter, refuseAttributeCalls, RESTRICT_SEARCH_PATH } from '../shared/where-clause.js';
+import { checkFilter, refuseAttributeCalls, RESTRICT_SEARCH_PATH } from '../common/where-clause.js';
 
 export interface SimilaritySearchDeps {
   db: Database;
