@@ -79,19 +79,18 @@ export async function onTarget<T>(
  * the others' names from it (list_database_connections shows a caller its own).
  */
 export function withDatabaseArgument(schema: JsonSchema): JsonSchema {
+  return withProperty(schema, 'database', {
+    type: 'string',
+    minLength: 1,
+    description:
+      "Which configured database to use, by name; default: the session's selected database.",
+  });
+}
+
+/** `schema` with one more property (an object schema's other keys kept as they are). */
+function withProperty(schema: JsonSchema, name: string, property: JsonSchema): JsonSchema {
   const properties = (schema['properties'] as Record<string, unknown> | undefined) ?? {};
-  return {
-    ...schema,
-    properties: {
-      ...properties,
-      database: {
-        type: 'string',
-        minLength: 1,
-        description:
-          "Which configured database to use, by name; default: the session's selected database.",
-      },
-    },
-  };
+  return { ...schema, properties: { ...properties, [name]: property } };
 }
 
 const text = (value: string): ToolResult => ({ content: [{ type: 'text', text: value }] });
@@ -103,18 +102,11 @@ const text = (value: string): ToolResult => ({ content: [{ type: 'text', text: v
  */
 function withSelectedDatabase(schema: JsonSchema | undefined): JsonSchema | undefined {
   if (schema === undefined) return undefined;
-  const properties = (schema['properties'] as Record<string, unknown> | undefined) ?? {};
-  return {
-    ...schema,
-    properties: {
-      ...properties,
-      database: {
-        type: 'string',
-        description:
-          'Present when the query was "set default database to …": the database this session now uses by default (no statement ran).',
-      },
-    },
-  };
+  return withProperty(schema, 'database', {
+    type: 'string',
+    description:
+      'Present when the query was "set default database to …": the database this session now uses by default (no statement ran).',
+  });
 }
 
 // The pgEdge-compatible inline forms: "set default database to <url or name>" and "<question or SQL> at <url>".
