@@ -15,22 +15,12 @@
 // themselves, each under a name no other file uses.
 // The server under test connects as the NON-superuser role pgmcp_test (STYLE.md), which only
 // gets SELECT on each test file's own fixture schema.
-import { spawnSync } from 'node:child_process';
-import {
-  appendFileSync,
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  rmSync,
-} from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { appendFileSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { freePort, ownedTempDir, runAsOwner, serverBinDir } from './pg-cluster.js';
 import { DEFAULT_URL, runDatabasePrefix } from './test-databases.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -167,7 +157,8 @@ async function locate(): Promise<Server | null> {
     );
     if (answered) return withTestRole('default', DEFAULT_URL);
   }
-  const initdb = process.env['PGMCP_TEST_NO_THROWAWAY'] === '1' ? null : findInitdb();
+  const binDir = process.env['PGMCP_TEST_NO_THROWAWAY'] === '1' ? null : serverBinDir();
+  const initdb = binDir ? join(binDir, 'initdb') : null;
   if (!initdb) return null;
   const adminUrl = await startThrowawayCluster(initdb);
   return withTestRole('throwaway', adminUrl);
@@ -319,51 +310,10 @@ export function reportSkipped(suite: string, why: string): void {
 // ---------------------------------------------------------------------------------------------
 // Throwaway cluster.
 
-function findInitdb(): string | null {
-  const candidates: string[] = [];
-  const base = '/usr/lib/postgresql';
-  if (existsSync(base)) {
-    const versions = readdirSync(base).sort((a, b) => Number(b) - Number(a));
-    for (const v of versions) candidates.push(join(base, v, 'bin', 'initdb'));
-  }
-  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
-    if (dir) candidates.push(join(dir, 'initdb'));
-  }
-  return candidates.find((path) => existsSync(path)) ?? null;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** initdb refuses root: run the server binaries as the postgres user when we are root. */
-function runAsOwner(command: string, args: string[]): { status: number | null; output: string } {
-  const isRoot = process.getuid?.() === 0;
-  const argv = isRoot ? ['runuser', '-u', 'postgres', '--', command, ...args] : [command, ...args];
-  const result = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 60_000 });
-  return {
-    status: result.status,
-    output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}`,
-  };
-}
-
 async function startThrowawayCluster(initdb: string): Promise<string> {
   const bin = join(initdb, '..');
-  const root = mkdtempSync(join(tmpdir(), 'pgmcp-pg-'));
+  const root = ownedTempDir('pgmcp-pg-');
   const dataDir = join(root, 'data');
-  if (process.getuid?.() === 0) {
-    chmodSync(root, 0o755);
-    const chown = spawnSync('chown', ['postgres:', root]);
-    if (chown.status !== 0) throw new Error(`cannot chown ${root} to postgres`);
-  }
   const init = runAsOwner(initdb, [
     '-D',
     dataDir,
