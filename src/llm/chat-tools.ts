@@ -5,10 +5,10 @@
 // `{ isError, text, structuredContent? }`. A query_database write needs the person's approval
 // (AI SDK tool approval); the model has no other way to make it run. A tool that fails the same
 // way maxSameFailures times is not run again in the request. Every call the model makes is
-// recorded like an MCP tools/call (tools/tool-call-record.ts): the exchange log and the audit.
+// recorded by that step, as an MCP tools/call is: the exchange log and the audit.
 import { jsonSchema, tool, type ToolSet } from 'ai';
 import type { ToolResult } from '../core/content.js';
-import { logWithReference, type ReferenceLog } from '../core/error-table.js';
+import type { ReferenceLog } from '../core/error-table.js';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { DatabaseChoice, ToolSpec } from '../core/specs.js';
@@ -16,7 +16,7 @@ import { canUse } from '../tools/gate.js';
 import { invokeTool } from '../tools/invoke.js';
 import type { Registry } from '../tools/registry.js';
 import { checkStatement } from '../tools/sql-guard.js';
-import { toolCallRecord, toolErrorCode, type ToolCallSink } from '../tools/tool-call-record.js';
+import type { ToolCallSink } from '../tools/tool-call-record.js';
 import { chatContext } from './chat-context.js';
 
 /** What the client sees of one tool call (the contract's tool part output). */
@@ -46,14 +46,6 @@ export interface ChatToolsInput {
   conversationId?: string | null;
 }
 
-/** One call's output, and the code behind its failure for the record. */
-interface Ran {
-  output: ChatToolOutput;
-  errorCode?: string | number;
-  /** The configured database the call used (several databases). */
-  database?: string;
-}
-
 export interface ChatTools {
   tools: ToolSet;
   /** Names (as the model knows them) of the tools still offered. */
@@ -63,8 +55,6 @@ export interface ChatTools {
 const QUERY_TOOL = 'query_database';
 /** What the server log says of a bug inside a chat tool call. */
 const BUG_MESSAGE = 'chat tool failed';
-/** What an MCP tools/call of a name that is no tool records: JSON-RPC's invalid params. */
-const UNKNOWN_TOOL_CODE = -32602;
 // The routed query_database's "… at postgres://…" suffix naming its database: judged without it.
 const AT_URL = /\s+at\s+postgres(?:ql)?:\/\/\S+?\s*;?\s*$/i;
 
@@ -116,11 +106,6 @@ function outputOf(result: ToolResult): ChatToolOutput {
   };
 }
 
-const failed = (error: AppError): Ran => ({
-  output: { isError: true, text: error.message },
-  errorCode: toolErrorCode(error),
-});
-
 export function createChatTools(input: ChatToolsInput): ChatTools {
   const tools: ToolSet = {};
   const taken = new Set<string>();
@@ -144,19 +129,8 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
           }
         : {}),
       async execute(args, { toolCallId, abortSignal }) {
-        const started = performance.now();
         const wasBlocked = blocked.has(name);
-        const ran = wasBlocked
-          ? failed(
-              new AppError(
-                ErrorCodes.TOOL_REPEATED_FAILURE,
-                `Not run: ${registryName} failed the same way ${input.maxSameFailures} times in this request. Do not call it again; tell the person what went wrong.`,
-                { category: 'input' },
-              ),
-            )
-          : await run(spec, args ?? {}, toolCallId, abortSignal);
-        record(registryName, args ?? {}, ran, performance.now() - started);
-        const { output } = ran;
+        const output = await run(spec, args ?? {}, toolCallId, abortSignal, wasBlocked);
         if (output.isError && !wasBlocked) {
           const key = `${name}\u0000${output.text}`;
           const count = (failures.get(key) ?? 0) + 1;
@@ -175,60 +149,53 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
     });
   }
 
-  /** The call as the MCP path records its own: the exchange log, the audit. Never throws. */
-  function record(tool: string, args: unknown, ran: Ran, durationMs: number): void {
-    if (!input.onToolCall) return;
-    try {
-      input.onToolCall(
-        toolCallRecord(input.registry, {
-          principal: input.principal,
-          tool,
-          args,
-          durationMs,
-          failed: ran.output.isError,
-          errorCode: ran.errorCode ?? null,
-          database: ran.database ?? null,
-          conversationId: input.conversationId ?? null,
-        }),
-      );
-    } catch (error) {
-      logWithReference(
-        input.logger,
-        { tool, err: { message: error instanceof Error ? error.message : String(error) } },
-        BUG_MESSAGE,
-        'record',
+  /** The chat's own refusals of a call, before it runs (recorded like any tool error). */
+  const refusalOf = (
+    spec: ToolSpec,
+    args: Record<string, unknown>,
+    wasBlocked: boolean,
+  ): AppError | null => {
+    if (wasBlocked) {
+      return new AppError(
+        ErrorCodes.TOOL_REPEATED_FAILURE,
+        `Not run: ${spec.name} failed the same way ${input.maxSameFailures} times in this request. Do not call it again; tell the person what went wrong.`,
+        { category: 'input' },
       );
     }
-  }
+    if (spec.name === QUERY_TOOL && 'confirm' in args) {
+      return new AppError(
+        ErrorCodes.WRITE_NEEDS_APPROVAL,
+        'Not run: in the chat a write runs only when the person approves it; call query_database without confirm.',
+        { category: 'input' },
+      );
+    }
+    return null;
+  };
 
+  /** One call through the invocation step (which also records it), in the chat's wire form. */
   async function run(
     spec: ToolSpec,
     args: Record<string, unknown>,
     toolCallId: string,
     abortSignal: AbortSignal | undefined,
-  ): Promise<Ran> {
-    if (spec.name === QUERY_TOOL && 'confirm' in args) {
-      return failed(
-        new AppError(
-          ErrorCodes.WRITE_NEEDS_APPROVAL,
-          'Not run: in the chat a write runs only when the person approves it; call query_database without confirm.',
-          { category: 'input' },
-        ),
-      );
-    }
+    wasBlocked: boolean,
+  ): Promise<ChatToolOutput> {
     const signal = abortSignal ? AbortSignal.any([input.signal, abortSignal]) : input.signal;
-    const ran: Partial<Ran> = {};
+    let usedDatabase: string | undefined;
     const outcome = await invokeTool<never>({
       registry: input.registry,
       name: spec.name,
       args,
       principal: input.principal,
+      refuse: () => refusalOf(spec, args, wasBlocked),
       run: async (call) => ({
         value: await call(
           chatContext({
             principal: input.principal,
             signal,
-            ...(input.database ? { database: usedBy(input.database, ran) } : {}),
+            ...(input.database
+              ? { database: usedBy(input.database, (name) => (usedDatabase = name)) }
+              : {}),
             approved: input.approvedCalls.has(toolCallId),
           }),
         ),
@@ -236,44 +203,41 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
       log: input.logger,
       bugs: 'reference',
       bugMessage: BUG_MESSAGE,
+      ...(input.onToolCall
+        ? {
+            record: {
+              sink: input.onToolCall,
+              database: () => usedDatabase,
+              conversationId: input.conversationId ?? null,
+            },
+          }
+        : {}),
     });
-    // The chat's wire form of the outcome, recorded with the codes an MCP tools/call records.
     switch (outcome.kind) {
       case 'ok':
-        return { ...ran, output: outputOf(outcome.result) };
+        return outputOf(outcome.result);
       case 'tool-error':
-        return {
-          ...ran,
-          output: { isError: true, text: outcome.error.message },
-          errorCode: outcome.errorCode,
-        };
+        return { isError: true, text: outcome.error.message };
       case 'internal':
-        return {
-          ...ran,
-          output: { isError: true, text: outcome.message },
-          errorCode: outcome.errorCode,
-        };
+        return { isError: true, text: outcome.message };
       case 'refused':
       case 'input-required':
-        return {
-          output: { isError: true, text: `The tool ${spec.name} is no longer available.` },
-          errorCode: UNKNOWN_TOOL_CODE,
-        };
+        return { isError: true, text: `The tool ${spec.name} is no longer available.` };
     }
   }
 
   return { tools, active: () => names.filter((n) => !blocked.has(n)) };
 }
 
-/** The chat's database choice for one call, noting in `ran` the database the call used. */
-function usedBy(choice: DatabaseChoice, ran: Partial<Ran>): DatabaseChoice {
+/** The chat's database choice for one call, telling `note` the database the call used. */
+function usedBy(choice: DatabaseChoice, note: (name: string) => void): DatabaseChoice {
   return {
     get selected() {
       return choice.selected;
     },
     select: (name) => choice.select(name),
     used(name) {
-      ran.database = name;
+      note(name);
       choice.used(name);
     },
   };

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { ErrorCategory } from '../core/errors.js';
 import type { ExchangeRecord } from '../tools/handlers/exchange-log.js';
 import type { Registry } from '../tools/registry.js';
-import { toolCallRecord } from '../tools/tool-call-record.js';
+import { recordableArguments } from '../tools/tool-call-record.js';
 import type { RequestChannel } from './channel.js';
 import { rpcErrorOf } from './errors.js';
 import { checkModernHeaders, type HeaderValue } from './headers.js';
@@ -92,7 +92,11 @@ const LEGACY_ONLY: readonly Era[] = ['legacy'];
 const BOTH: readonly Era[] = ['legacy', 'modern'];
 const MODERN_ONLY: readonly Era[] = ['modern'];
 
-/** What the exchange log (and, for a tool call, the audit) records of one answered request. */
+/**
+ * What the exchange log records of one answered request. A tools/call the invocation step
+ * recorded itself (tools/invoke.ts, with the audit) is not recorded again: this is for the
+ * other methods and for a tools/call refused before it reached that step.
+ */
 function exchangeRecord(
   request: JsonRpcRequest,
   channel: RequestChannel,
@@ -109,41 +113,30 @@ function exchangeRecord(
         ? params['name']
         : undefined;
   const response = outcome.response;
-  let failed = 'error' in response;
-  let errorCode: string | number | null = 'error' in response ? response.error.code : null;
-  if (!failed && 'result' in response && response.result['isError'] === true) {
-    failed = true;
-    errorCode = note.errorCode ?? null;
-  }
-  const durationMs = performance.now() - started;
-  // A tool call is recorded the way the chat agent's calls are (tools/tool-call-record.ts).
-  if (request.method === 'tools/call' && typeof named === 'string') {
-    return toolCallRecord(registry, {
-      principal: channel.principal,
-      tool: named,
-      args: params['arguments'],
-      durationMs,
-      failed,
-      errorCode,
-      database: note.database ?? null,
-    });
-  }
+  const failed = 'error' in response || response.result['isError'] === true;
   const record: ExchangeRecord = {
     principal: channel.principal,
     method: request.method,
     name: typeof named === 'string' ? named : null,
-    durationMs,
+    durationMs: performance.now() - started,
     outcome: failed ? 'error' : 'ok',
-    errorCode,
+    errorCode: 'error' in response ? response.error.code : null,
   };
   if (note.database !== undefined) record.database = note.database;
-  if (params['arguments'] !== undefined) record.args = params['arguments'];
+  // A tool's arguments only when they carry no secret (authenticate_user's password).
+  const args =
+    request.method === 'tools/call'
+      ? recordableArguments(registry, typeof named === 'string' ? named : '', params['arguments'])
+      : params['arguments'];
+  if (args !== undefined) record.args = args;
   return record;
 }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { logger } = options;
-  const features = createFeatures(options);
+  const features = createFeatures(
+    options.onExchange ? { ...options, onToolCall: options.onExchange } : options,
+  );
   const serverInfoMeta = { [META_SERVER_INFO]: features.serverInfo };
 
   // Until start-up completes, the other methods wait for it; after, nothing is awaited.
@@ -322,6 +315,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const started = performance.now();
       const note: NonNullable<RequestScope['note']> = {};
       const outcome = await answer(request, era, channel, note);
+      if (note.recorded) return outcome;
       try {
         options.onExchange(
           exchangeRecord(request, channel, outcome, note, started, options.registry),

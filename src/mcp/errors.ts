@@ -10,7 +10,6 @@ import {
 import type { AppError } from '../core/errors.js';
 import { ErrorCodes, isAppError, type ErrorCategory } from '../core/errors.js';
 import type { ToolResult } from '../core/content.js';
-import { toolErrorCode } from '../tools/tool-call-record.js';
 import type { Era } from './dispatcher.js';
 import { RpcCodes, RpcError, type JsonRpcErrorObject } from './jsonrpc.js';
 
@@ -64,9 +63,6 @@ export function protocolErrorOf(error: unknown, era: Era, resourceUri?: string):
   }
   return null;
 }
-
-/** The code the exchange log records for a failed tool: the SQLSTATE, else the PGMCP code. */
-export const errorCodeOf = toolErrorCode;
 
 export function toolError(message: string, code?: string): ToolResult {
   const result: ToolResult = { content: [{ type: 'text', text: message }], isError: true };

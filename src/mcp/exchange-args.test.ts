@@ -58,4 +58,45 @@ describe('exchange records and sensitive arguments', () => {
     ]);
     expect(JSON.stringify(records[1])).not.toContain('hunter22');
   });
+
+  it('records a tools/call once, by the invocation step; one refused before it, by the dispatcher', async () => {
+    const registry = createRegistry();
+    registry.addTool({
+      name: 'plain',
+      description: 'p',
+      inputSchema: { type: 'object' },
+      call: async () => ({ content: [{ type: 'text' as const, text: 'ok' }] }),
+    });
+    const records: ExchangeRecord[] = [];
+    const dispatcher = createDispatcher({
+      registry,
+      logger: pino({ level: 'silent' }),
+      serverInfo: { name: 'test', version: '1' },
+      signer: createSigner('k'),
+      onExchange: (record) => records.push(record),
+    });
+    const session = createSession('s', () => undefined, ANONYMOUS);
+    session.protocolVersion = '2025-11-25';
+    const channel: RequestChannel = {
+      session,
+      principal: ANONYMOUS,
+      inFlight: new Map(),
+      notify: () => undefined,
+      request: () => Promise.reject(new Error('no client')),
+    };
+    const send = (params: Record<string, unknown>) =>
+      dispatcher.handleRequest(
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params },
+        'legacy',
+        channel,
+      );
+    await send({ name: 'plain', arguments: {} });
+    await send({ name: 'missing', arguments: { a: 1 } });
+    await send({ arguments: { a: 1 } });
+    expect(records.map((r) => [r.method, r.name, r.outcome, r.errorCode])).toEqual([
+      ['tools/call', 'plain', 'ok', null],
+      ['tools/call', 'missing', 'error', -32602],
+      ['tools/call', null, 'error', -32602],
+    ]);
+  });
 });

@@ -3,13 +3,15 @@
 // validates the arguments with the registry's compiled validator, runs the call in the front
 // end's CallContext, checks a success against the tool's outputSchema, and sorts what happened
 // into one outcome by the error table (core/error-table.ts): a result, the tool's own failure,
-// or a bug answered only with a log reference. Each edge turns the outcome into its wire form;
-// `errorCode` is what the exchange log and the audit record for it (tools/tool-call-record.ts).
+// or a bug answered only with a log reference. It also records the call, whatever became of
+// it, for the exchange log and the audit (tools/tool-call-record.ts), so both front ends record
+// the same codes. Each edge only turns the outcome into its wire form.
 import type { ToolResult } from '../core/content.js';
 import {
   isExpectedFailure,
   logWithReference,
   newReference,
+  RpcCodes,
   type ReferenceLog,
 } from '../core/error-table.js';
 import { AppError, ErrorCodes } from '../core/errors.js';
@@ -17,7 +19,7 @@ import type { Principal } from '../core/principal.js';
 import type { CallContext, ToolSpec } from '../core/specs.js';
 import { canUse, inScope } from './gate.js';
 import type { Registry } from './registry.js';
-import { toolErrorCode } from './tool-call-record.js';
+import { toolCallRecord, toolErrorCode, type ToolCallSink } from './tool-call-record.js';
 
 export interface InvokeInput<Paused> {
   registry: Pick<Registry, 'tool'>;
@@ -41,6 +43,20 @@ export interface InvokeInput<Paused> {
   bugs?: 'reference' | 'throw';
   /** The log message of a thrown bug answered by reference. */
   bugMessage?: string;
+  /**
+   * The front end's own refusal of this call, checked after the gate and before the arguments
+   * (the chat's: a tool blocked after repeated failures, a write that must be approved): a
+   * tool error with that message, recorded like any other.
+   */
+  refuse?: () => AppError | null;
+  /** Where the call is recorded (the exchange log and the audit); absent: not recorded. */
+  record?: {
+    sink: ToolCallSink;
+    /** The configured database the call used, asked once the call has ended. */
+    database?: () => string | null | undefined;
+    /** The chat conversation the call was made in. */
+    conversationId?: string | null;
+  };
 }
 
 export type ToolOutcome<Paused> =
@@ -75,7 +91,77 @@ function outputIssues(
   }
 }
 
+/** What the record says of an outcome: whether it failed, and the code behind the failure. */
+function recordedFailure(outcome: ToolOutcome<unknown>): {
+  failed: boolean;
+  errorCode: string | number | null;
+} {
+  switch (outcome.kind) {
+    case 'refused':
+      // The codes MCP answers these with (an unknown tool's invalid params, a caller it refuses).
+      return {
+        failed: true,
+        errorCode: outcome.reason === 'unknown' ? RpcCodes.INVALID_PARAMS : RpcCodes.AUTH_REQUIRED,
+      };
+    case 'ok':
+      return { failed: outcome.result.isError === true, errorCode: null };
+    case 'input-required':
+      return { failed: false, errorCode: null };
+    case 'tool-error':
+    case 'internal':
+      return { failed: true, errorCode: outcome.errorCode };
+  }
+}
+
+/** The code recorded for what escaped the step: a protocol error's number, else an internal error. */
+function thrownCode(error: unknown): number {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : RpcCodes.INTERNAL_ERROR;
+}
+
 export async function invokeTool<Paused>(input: InvokeInput<Paused>): Promise<ToolOutcome<Paused>> {
+  const { record } = input;
+  if (!record) return invoke(input);
+  const started = performance.now();
+  const write = (failed: boolean, errorCode: string | number | null): void => {
+    try {
+      record.sink(
+        toolCallRecord(input.registry, {
+          principal: input.principal,
+          tool: input.name,
+          args: input.args,
+          durationMs: performance.now() - started,
+          failed,
+          errorCode,
+          database: record.database?.() ?? null,
+          conversationId: record.conversationId ?? null,
+        }),
+      );
+    } catch (error) {
+      // A failing sink (the audit's queue) never changes the caller's answer.
+      logWithReference(
+        input.log,
+        {
+          tool: input.name,
+          err: { message: error instanceof Error ? error.message : String(error) },
+        },
+        'recording a tool call failed',
+      );
+    }
+  };
+  let outcome: ToolOutcome<Paused>;
+  try {
+    outcome = await invoke(input);
+  } catch (error) {
+    write(true, thrownCode(error));
+    throw error;
+  }
+  const { failed, errorCode } = recordedFailure(outcome);
+  write(failed, errorCode);
+  return outcome;
+}
+
+async function invoke<Paused>(input: InvokeInput<Paused>): Promise<ToolOutcome<Paused>> {
   const { name, principal } = input;
   const entry = input.registry.tool(name);
   if (!entry || !inScope(entry.spec, principal)) return { kind: 'refused', reason: 'unknown' };
@@ -90,6 +176,9 @@ export async function invokeTool<Paused>(input: InvokeInput<Paused>): Promise<To
     errorCode: ErrorCodes.TOOL_INPUT_INVALID,
     spec,
   });
+  const refusal = input.refuse?.() ?? null;
+  if (refusal)
+    return { kind: 'tool-error', error: refusal, errorCode: toolErrorCode(refusal), spec };
   const args = input.args ?? {};
   if (!isObject(args)) return invalid('arguments must be an object');
   const inputIssues = entry.validate(args);

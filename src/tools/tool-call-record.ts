@@ -1,7 +1,7 @@
 // One tool call as the exchange log and the audit log record it, whoever made it: an MCP
-// `tools/call` (the dispatcher, mcp/dispatcher.ts) or the chat agent (llm/chat-tools.ts). Both
-// build their record here and hand it to the same sink (the app's `recordExchange`), so a call
-// is recorded the same way on either path: the caller, the tool, its arguments (unless they
+// `tools/call` or the chat agent. The invocation step both run (tools/invoke.ts) builds the
+// record here and hands it to the front end's sink (the app's `recordExchange`), so a call is
+// recorded the same way on either path: the caller, the tool, its arguments (unless they
 // carry a secret), the outcome with its error code, the duration and the database it used.
 import type { AppError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';

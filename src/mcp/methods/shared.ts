@@ -9,6 +9,7 @@ import type { Signer } from '../../core/signed.js';
 import type { DatabaseDirectory } from '../../tools/databases.js';
 import { canUse, inScope, type Gated } from '../../tools/gate.js';
 import type { Registry } from '../../tools/registry.js';
+import type { ToolCallSink } from '../../tools/tool-call-record.js';
 import { buildContext, progressTokenOf } from '../call-context.js';
 import type { RequestChannel } from '../channel.js';
 import { authRequired, forbidden, protocolErrorOf } from '../errors.js';
@@ -40,6 +41,8 @@ export interface FeatureOptions {
   databases?: Pick<DatabaseDirectory, 'selectFor'>;
   /** Where a tool answer that does not match its outputSchema is reported (with a reference). */
   logger?: Pick<Logger, 'error'>;
+  /** Where the invocation step records each tool call (the exchange log and the audit). */
+  onToolCall?: ToolCallSink;
 }
 
 export interface RequestScope {
@@ -49,8 +52,11 @@ export interface RequestScope {
   clientCapabilities: Record<string, unknown>;
   logLevel: LogLevel | null;
   protocolVersion: string;
-  /** Filled in for the exchange log: the code behind a tool error (SQLSTATE or PGMCP code). */
-  note?: { errorCode?: string | number; database?: string } | undefined;
+  /**
+   * Filled in for the exchange log: the database a call used; `recorded` once the invocation
+   * step has recorded a tools/call itself (the dispatcher then records nothing more).
+   */
+  note?: { database?: string; recorded?: boolean } | undefined;
 }
 
 export type Handler = (

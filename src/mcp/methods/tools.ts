@@ -4,6 +4,7 @@
 // an isError result (mcp/errors.ts).
 import { ErrorCodes } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/specs.js';
+import type { ExchangeRecord } from '../../tools/handlers/exchange-log.js';
 import { invokeTool } from '../../tools/invoke.js';
 import { toolError, toolErrorResult } from '../errors.js';
 import { RpcCodes, RpcError } from '../jsonrpc.js';
@@ -86,17 +87,30 @@ export function toolMethods(
       const name = requireString(params, 'name');
       const principal = scope.channel.principal;
       const args = params['arguments'] ?? {};
+      const note = scope.note;
       const outcome = await invokeTool({
         registry,
         name,
-        args,
+        args: params['arguments'],
         principal,
         run: (call) =>
           shared.withContext(params, scope, { method: 'tools/call', name, args }, call),
         ...(options.logger ? { log: options.logger } : {}),
+        // The invocation step records the call (the chat agent's are recorded the same way);
+        // the dispatcher records only the tools/call requests that never reached it.
+        ...(options.onToolCall && note
+          ? {
+              record: {
+                sink: (record: ExchangeRecord) => {
+                  note.recorded = true;
+                  options.onToolCall!(record);
+                },
+                database: () => note.database,
+              },
+            }
+          : {}),
       });
-      // MCP's wire form of the outcome; what the exchange log records goes to scope.note
-      // (the chat agent's calls record the same codes).
+      // MCP's wire form of the outcome.
       switch (outcome.kind) {
         case 'refused':
           throw outcome.reason === 'unknown'
@@ -107,10 +121,8 @@ export function toolMethods(
         case 'ok':
           return { ...outcome.result };
         case 'tool-error':
-          if (scope.note) scope.note.errorCode = outcome.errorCode;
           return { ...toolErrorResult(outcome.error, outcome.spec.outputSchema !== undefined) };
         case 'internal':
-          if (scope.note) scope.note.errorCode = outcome.errorCode;
           return { ...toolError(outcome.message, ErrorCodes.INTERNAL) };
       }
     },
