@@ -33,7 +33,10 @@ export interface CatalogWatchOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** Install the event trigger when the role may (superuser). Default true. */
   installTrigger?: boolean;
-  /** Connection for the LISTEN client; default the database's own (db.openClient). */
+  /**
+   * Connection for the LISTEN client (database.directUrl: the server without a pooler);
+   * default the database's own (db.openClient).
+   */
   connection?: pg.ClientConfig;
   /** Called (never concurrently with itself) after a debounced burst or a poll tick. */
   onChange(reason: ChangeReason, detail: { channels: string[] }): void | Promise<void>;
@@ -42,7 +45,10 @@ export interface CatalogWatchOptions {
 export type TriggerState = 'installed' | 'not-permitted' | 'failed' | 'skipped';
 
 export interface CatalogWatch {
-  /** 'listen' on real PostgreSQL, 'poll' on the embedded database (or when LISTEN is off). */
+  /**
+   * 'listen' on real PostgreSQL; 'poll' on the embedded database, and where the LISTEN
+   * connection turned out to go through a pooler (known once `ready` has resolved).
+   */
   readonly mode: 'listen' | 'poll';
   /** Resolves after the first connect attempt (LISTEN set up, or failed and retrying). */
   readonly ready: Promise<void>;
@@ -82,13 +88,24 @@ export async function installCatalogTrigger(
   }
 }
 
+/**
+ * Whether a connection reaches a server session of its own: a pooler answers the startup with
+ * a backend pid of its own making, not the server's.
+ */
+async function isDirect(client: pg.Client): Promise<boolean> {
+  const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  const startupPid = (client as unknown as { processID?: number }).processID;
+  return startupPid === undefined || rows[0]?.pid === startupPid;
+}
+
 export function startCatalogWatch(options: CatalogWatchOptions): CatalogWatch {
   const { db, logger } = options;
   const channels = options.channels ?? [CATALOG_CHANNEL, REGISTRY_CHANNEL];
   const ttlMs = options.ttlMs ?? 60_000;
   const debounceMs = options.debounceMs ?? 100;
   const backoff = options.backoff ?? { initialMs: 500, maxMs: 30_000 };
-  const mode: CatalogWatch['mode'] = db.kind === 'embedded' ? 'poll' : 'listen';
+  let mode: CatalogWatch['mode'] = db.kind === 'embedded' ? 'poll' : 'listen';
+  const via = options.connection ? 'database.directUrl' : 'the database connection';
   const newClient = (): pg.Client =>
     options.connection
       ? new pg.Client({ ...options.connection, keepAlive: true })
@@ -170,6 +187,20 @@ export function startCatalogWatch(options: CatalogWatchOptions): CatalogWatch {
     next.on('notification', (message) => request('notify', message.channel));
     try {
       await next.connect();
+      if (!(await isDirect(next))) {
+        // Behind a transaction-mode pooler the LISTEN would stay on whichever server session
+        // ran it, one that callers share, and its notifications would go astray: poll instead.
+        lost = true;
+        await next.end().catch(() => undefined);
+        mode = 'poll';
+        logger.warn(
+          { pollEveryMs: ttlMs },
+          options.connection
+            ? 'database.directUrl goes through a connection pooler too: catalog changes are polled, not listened for; point it at the server itself'
+            : `catalog changes are polled every ${Math.round(ttlMs / 1000)} s, not listened for: the database connection goes through a connection pooler; set database.directUrl to the server itself to see them at once`,
+        );
+        return;
+      }
       if (options.installTrigger !== false && triggerState !== 'installed') {
         triggerState = await installCatalogTrigger(next).catch((error: unknown) => {
           logger.warn(
@@ -195,6 +226,7 @@ export function startCatalogWatch(options: CatalogWatchOptions): CatalogWatch {
       connected = true;
       const wasDown = failures > 0;
       failures = 0;
+      if (!wasDown) logger.info({ via }, `catalog changes are listened for on ${via}`);
       if (wasDown) {
         logger.info('catalog LISTEN connection restored');
         // Whatever was announced while we were away is lost: reload once to catch up.
@@ -220,7 +252,9 @@ export function startCatalogWatch(options: CatalogWatchOptions): CatalogWatch {
   const ready = mode === 'listen' ? connect() : Promise.resolve();
 
   return {
-    mode,
+    get mode() {
+      return mode;
+    },
     ready,
     trigger: () => triggerState,
     listening: () => connected,

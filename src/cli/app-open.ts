@@ -14,6 +14,7 @@ import {
   type DatabaseTarget,
 } from '../tools/databases.js';
 import { createDatabase, type Database } from '../db/database.js';
+import { driverUrl } from '../db/driver-url.js';
 import { createCatalog } from '../catalog/index.js';
 import { createAccessPolicy } from '../tools/access-policy.js';
 import {
@@ -280,6 +281,7 @@ export async function openDatabases(
       ttlMs: CATALOG_TTL_MS,
       // Serving never changes the database: the trigger is installed by `pgmcp install`.
       installTrigger: false,
+      ...(entry.directUrl ? { connection: { connectionString: driverUrl(entry.directUrl) } } : {}),
       onChange: async (reason) => {
         await refreshGeneration(entry.name, target);
         const result = await live.reload(reason);

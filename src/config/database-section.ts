@@ -28,6 +28,12 @@ export const accessSchema = section({
 
 export const databaseSchema = section({
   url: databaseUrl.default(null),
+  /**
+   * The same server without a connection pooler in between, for the catalog watch's LISTEN
+   * (a LISTEN through a transaction-mode pooler would sit on a server session that callers
+   * share); null: LISTEN on `url` unless it goes through a pooler, then poll.
+   */
+  directUrl: databaseUrl.default(null),
   allowWrites: bool().default(false),
   statementTimeoutMs: intIn(1).default(30_000),
   maxRows: intIn(1).default(1000),
@@ -87,6 +93,8 @@ export const databaseEntrySchema = section({
   name: databaseEntryName,
   default: bool().optional(),
   url: databaseUrl.optional(),
+  /** As database.directUrl, for this database (never inherited: it names one server). */
+  directUrl: databaseUrl.optional(),
   host: text().optional(),
   port: intIn(1, 65535).optional(),
   database: text().optional(),

@@ -9,7 +9,10 @@ import { configError } from './issues.js';
 import type { DatabaseEntry } from './database-section.js';
 import type { Config } from './schema.js';
 
-type DatabaseSettings = Omit<Config['database'], 'url' | 'exchangeLog' | 'routineSchemas'>;
+type DatabaseSettings = Omit<
+  Config['database'],
+  'url' | 'directUrl' | 'exchangeLog' | 'routineSchemas'
+>;
 
 /** Where a database is, as `GET /api/databases` shows it (never a password). */
 export interface DatabaseLocation {
@@ -24,6 +27,8 @@ export interface ResolvedDatabase extends DatabaseSettings {
   name: string;
   /** postgres:// URL with the password in it (a secret); null: the embedded database. */
   url: string | null;
+  /** The same server without a pooler, for LISTEN (a secret too); null: none configured. */
+  directUrl: string | null;
   isDefault: boolean;
   location: DatabaseLocation;
   /** User names or pgmcp roles that may use it; empty: everyone. */
@@ -79,13 +84,20 @@ export function resolveDatabases(
   config: Config,
   input: ResolveDatabasesInput = {},
 ): ResolvedDatabase[] {
-  const { url: singleUrl, exchangeLog: _log, routineSchemas: _rs, ...shared } = config.database;
+  const {
+    url: singleUrl,
+    directUrl: singleDirectUrl,
+    exchangeLog: _log,
+    routineSchemas: _rs,
+    ...shared
+  } = config.database;
   if (config.databases.length === 0) {
     return [
       {
         ...shared,
         name: nameOfUrl(singleUrl),
         url: singleUrl,
+        directUrl: singleUrl === null ? null : singleDirectUrl,
         isDefault: true,
         location: singleUrl === null ? EMBEDDED_LOCATION : safeLocation(singleUrl),
         availableToUsers: [],
@@ -111,6 +123,7 @@ export function resolveDatabases(
       availableToUsers,
       default: _d,
       url: _u,
+      directUrl: entryDirectUrl,
       host: _h,
       port: _p,
       database: _db,
@@ -137,6 +150,10 @@ export function resolveDatabases(
       ...settings,
       name,
       url,
+      directUrl:
+        url === null || entryDirectUrl == null
+          ? null
+          : withPassword(entryDirectUrl, passwordOf(entry, i, input), `databases.${i}.directUrl`),
       isDefault: i === defaultIndex,
       location: url === null ? EMBEDDED_LOCATION : safeLocation(url),
       availableToUsers,
@@ -156,6 +173,16 @@ function safeLocation(url: string): DatabaseLocation {
       sslmode: 'unknown',
     };
   }
+}
+
+/** `url` with the entry's password in it, unless it names one itself. */
+function withPassword(url: string, password: string | null, path: string): string {
+  const parsed = parseDatabaseUrl(url);
+  if (parsed === null) throw configError(`${path}: expected a valid postgres:// URL`, path);
+  if (password === null || parsed.url.password !== '') return url;
+  parsed.url.password = encodeURIComponent(password);
+  const out = parsed.url.toString();
+  return parsed.hostless ? out.replace(/@[^/]*\//, '@/') : out;
 }
 
 function urlOf(entry: DatabaseEntry, i: number, input: ResolveDatabasesInput): string {

@@ -68,6 +68,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'database.defaultRows', env: 'PGMCP_DEFAULT_ROWS', kind: 'int' },
   { key: 'database.maxResultBytes', env: 'PGMCP_MAX_RESULT_BYTES', kind: 'int' },
   { key: 'database.poolSize', env: 'PGMCP_POOL_SIZE', kind: 'int' },
+  { key: 'database.directUrl', env: 'PGMCP_DATABASE_DIRECT_URL', kind: 'string' },
   { key: 'database.deniedFunctions', env: 'PGMCP_DENIED_FUNCTIONS', kind: 'list' },
   { key: 'database.maxPlanCost', env: 'PGMCP_MAX_PLAN_COST', kind: 'number' },
   { key: 'database.maxPlanRows', env: 'PGMCP_MAX_PLAN_ROWS', kind: 'number' },

@@ -51,13 +51,14 @@ export function redactConfig(config: Config): unknown {
     database: {
       ...config.database,
       url: config.database.url === null ? null : redactUrl(config.database.url),
+      directUrl: config.database.directUrl === null ? null : redactUrl(config.database.directUrl),
     },
     // Passwords of `databases:` entries live in the environment or a file; a URL may hold one.
-    databases: config.databases.map((entry) =>
-      entry.url === undefined || entry.url === null
-        ? { ...entry }
-        : { ...entry, url: redactUrl(entry.url) },
-    ),
+    databases: config.databases.map((entry) => ({
+      ...entry,
+      ...(entry.url == null ? {} : { url: redactUrl(entry.url) }),
+      ...(entry.directUrl == null ? {} : { directUrl: redactUrl(entry.directUrl) }),
+    })),
     embedded: { ...config.embedded },
     state: { url: config.state.url === null ? null : redactUrl(config.state.url) },
     auth: { ...config.auth, lockout: { ...config.auth.lockout } },

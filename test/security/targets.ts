@@ -11,6 +11,7 @@ import { vi } from 'vitest';
 import { pino } from 'pino';
 import { installCatalogTrigger } from '../../src/catalog/watch.js';
 import { startEmbedded } from '../../src/db/embedded/index.js';
+import { startPgBouncer, type PgBouncer, type PoolMode } from '../helpers/pgbouncer.js';
 import { TEST_ROLE, uniqueSchemaName, withClient, type RealPostgres } from '../helpers/postgres.js';
 import { fixtureSql, securityServerEnv, snapshotSql, startTarget, type Target } from './harness.js';
 import { catalogFixtureSql, deniedColumnFixtureSql, stateStandInSql } from './catalog.js';
@@ -37,14 +38,17 @@ async function connect(url: string): Promise<pg.Client> {
 export async function postgresTarget(
   info: RealPostgres,
   mode: 'role' | 'superuser',
+  options: { pooler?: PoolMode } = {},
 ): Promise<Target> {
   const database = uniqueSchemaName(mode === 'role' ? 'pgmcp_sec_role' : 'pgmcp_sec_super');
   // Roles are cluster-wide: this one is the target's own, dropped with its database.
   const passwordRole = `${database}_pw`;
   await withClient(info.adminUrl, (c) => c.query(`CREATE DATABASE ${database}`));
   const clients: pg.Client[] = [];
+  let bouncer: PgBouncer | null = null;
   const cleanup = async (): Promise<void> => {
     for (const client of clients) await client.end().catch(() => undefined);
+    await bouncer?.stop();
     await withClient(info.adminUrl, async (c) => {
       await c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
       await c.query(`DROP ROLE IF EXISTS ${passwordRole}`);
@@ -84,7 +88,20 @@ export async function postgresTarget(
     }
     await admin.query(`ALTER DATABASE ${database} SET standard_conforming_strings = off`);
     // The server's connections are recognisable from outside by their application_name.
-    const serverUrl = withDatabase(mode === 'role' ? info.url : info.adminUrl, database, database);
+    let serverUrl = withDatabase(mode === 'role' ? info.url : info.adminUrl, database, database);
+    if (options.pooler) {
+      // PgBouncer between pgmcp and the server, one server connection per user: every call
+      // of the server and the probe after it meet the same server session, as without it.
+      const server = new URL(info.url);
+      bouncer = await startPgBouncer({
+        host: server.hostname,
+        port: Number(server.port || 5432),
+        mode: options.pooler,
+        users: [info.role, me.name],
+        poolSize: 1,
+      });
+      serverUrl = bouncer.via(serverUrl);
+    }
     const victim = await connect(
       withDatabase(mode === 'role' ? info.url : info.adminUrl, database, 'pgmcp_sec_victim'),
     );
@@ -93,7 +110,7 @@ export async function postgresTarget(
       .rows[0]!.pid;
     return await startTarget({
       kind: 'postgres',
-      label: `PostgreSQL as ${mode === 'role' ? `the non-superuser ${role}` : `the superuser ${role}`}`,
+      label: `PostgreSQL as ${mode === 'role' ? `the non-superuser ${role}` : `the superuser ${role}`}${options.pooler ? `, through PgBouncer in ${options.pooler} mode` : ''}`,
       role,
       schema: SCHEMA,
       database,
