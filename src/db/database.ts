@@ -330,6 +330,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         closing: closing(tx),
         types: PG_TYPES,
         role: callSettings(tx).role,
+        database: name,
         markBroken,
         afterWrite: tx.keepAfterWrite
           ? () => sessions.forget(client)
