@@ -68,7 +68,7 @@ export async function startTracing(
   });
   // The global provider, the AsyncLocalStorage context manager and the W3C propagator.
   provider.register();
-  configureTracing({ on: true, includeSql: config.includeSql, sqlComment: config.sqlComment });
+  configureTracing({ on: true, includeSql: config.includeSql, sqlComment: config.sqlComment }, api);
   logger.info(
     { includeSql: config.includeSql, sqlComment: config.sqlComment },
     'sending traces over OTLP/HTTP',

@@ -1,3 +1,4 @@
+import * as api from '@opentelemetry/api';
 import { context, trace, TraceFlags } from '@opentelemetry/api';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -36,14 +37,14 @@ describe('trace context and sqlcommenter comments', () => {
   it('reads a W3C traceparent (and tracestate) from a carrier, only when tracing is on', () => {
     const carrier = { traceparent: `00-${traceId}-${spanId}-01`, tracestate: 'a=b' };
     expect(incomingContext(carrier)).toBeNull();
-    configureTracing({ on: true, includeSql: false, sqlComment: false });
+    configureTracing({ on: true, includeSql: false, sqlComment: false }, api);
     const span = trace.getSpanContext(incomingContext(carrier)!);
     expect(span).toMatchObject({ traceId, spanId, isRemote: true });
     expect(span?.traceState?.get('a')).toBe('b');
   });
 
   it('ignores a traceparent that is not one', () => {
-    configureTracing({ on: true, includeSql: false, sqlComment: false });
+    configureTracing({ on: true, includeSql: false, sqlComment: false }, api);
     for (const traceparent of [
       `00-${traceId}-${spanId}-01'*/ DROP TABLE t /*`,
       `00-${'0'.repeat(32)}-${spanId}-01`,
@@ -62,9 +63,9 @@ describe('trace context and sqlcommenter comments', () => {
     });
     const inActive = () => context.with(active, sqlComment);
     expect(inActive()).toBe('');
-    configureTracing({ on: true, includeSql: false, sqlComment: false });
+    configureTracing({ on: true, includeSql: false, sqlComment: false }, api);
     expect(inActive()).toBe('');
-    configureTracing({ on: true, includeSql: false, sqlComment: true });
+    configureTracing({ on: true, includeSql: false, sqlComment: true }, api);
     expect(sqlComment()).toBe('');
     expect(inActive()).toBe(`/*traceparent='00-${traceId}-${spanId}-01'*/`);
   });

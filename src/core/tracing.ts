@@ -1,21 +1,18 @@
 // Spans, through the OpenTelemetry API only. The SDK (the exporter, the sampler, the propagator)
-// is set up by the composition root (cli/telemetry.ts), which turns tracing on here; until it
-// does, every helper below runs its work directly, without touching the API: tracing that is
-// off costs one boolean test per stage.
-import {
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Context,
-  type Link,
-  type Span,
-} from '@opentelemetry/api';
+// is set up by the composition root (cli/telemetry.ts), which turns tracing on here and hands
+// over the API module it loaded. Until it does, every helper below runs its work directly and
+// nothing of OpenTelemetry is even loaded: tracing that is off costs one boolean test per stage
+// (and a stdio server's first answer does not wait for the API's modules).
+import type * as OtelApi from '@opentelemetry/api';
+import type { Attributes, Context, Link, Span } from '@opentelemetry/api';
 
-export { SpanKind, type Attributes, type Context, type Span };
+export type { Attributes, Context, Span };
+export type Api = typeof OtelApi;
+
+/** OpenTelemetry's SpanKind values (the API's enum, without loading it). */
+export const SpanKind = { INTERNAL: 0, SERVER: 1, CLIENT: 2 } as const;
+type Kind = (typeof SpanKind)[keyof typeof SpanKind];
+const STATUS_ERROR = 2; // SpanStatusCode.ERROR
 
 export interface TracingSettings {
   /** Spans are recorded (an SDK is registered). */
@@ -27,20 +24,22 @@ export interface TracingSettings {
 }
 
 const settings: TracingSettings = { on: false, includeSql: false, sqlComment: false };
+let api: Api | null = null;
 
-/** Called once by the composition root, after the SDK is registered. */
-export function configureTracing(next: TracingSettings): void {
-  Object.assign(settings, next);
+/** Called by the composition root: on with the API module (after the SDK is registered), or off. */
+export function configureTracing(next: TracingSettings, otel: Api | null = null): void {
+  Object.assign(settings, next, { on: next.on && otel !== null });
+  api = settings.on ? otel : null;
 }
 
 export function tracingSettings(): Readonly<TracingSettings> {
   return settings;
 }
 
-const tracer = () => trace.getTracer('pgmcp');
+const tracer = () => api!.trace.getTracer('pgmcp');
 
 export interface SpanOptions {
-  kind?: SpanKind;
+  kind?: Kind;
   /** The parent; default: the active context. */
   parent?: Context;
   links?: Link[];
@@ -58,7 +57,7 @@ export function inSpan<T>(
   options: SpanOptions = {},
 ): Promise<T> {
   if (!settings.on) return work(null);
-  const parent = options.parent ?? context.active();
+  const parent = options.parent ?? api!.context.active();
   const spanOptions = {
     attributes,
     kind: options.kind ?? SpanKind.INTERNAL,
@@ -83,24 +82,24 @@ export function startSpan(
   options: SpanOptions = {},
 ): { span: Span; context: Context } | null {
   if (!settings.on) return null;
-  const parent = options.parent ?? context.active();
+  const parent = options.parent ?? api!.context.active();
   const span = tracer().startSpan(
     name,
     { attributes, kind: options.kind ?? SpanKind.INTERNAL },
     parent,
   );
-  return { span, context: trace.setSpan(parent, span) };
+  return { span, context: api!.trace.setSpan(parent, span) };
 }
 
 /** Runs `work` with `ctx` active (null: as it is). */
 export function withContext<T>(ctx: Context | null, work: () => T): T {
-  return ctx === null ? work() : context.with(ctx, work);
+  return ctx === null || api === null ? work() : api.context.with(ctx, work);
 }
 
 /** Marks a span as failed with a bounded error type (a code, a SQLSTATE, a category). */
 export function failSpan(span: Span, type: string): void {
   span.setAttribute('error.type', type);
-  span.setStatus({ code: SpanStatusCode.ERROR });
+  span.setStatus({ code: STATUS_ERROR });
 }
 
 /** The code an error is known by: pgmcp's PGMCPnnn, a SQLSTATE, else its class name. */
@@ -119,7 +118,7 @@ export function errorType(error: unknown): string {
  * propagator (W3C traceparent and tracestate): null when tracing is off or it names none.
  */
 export function incomingContext(carrier: Record<string, unknown>): Context | null {
-  if (!settings.on) return null;
+  if (!settings.on || api === null) return null;
   const fields: Record<string, string> = {};
   for (const key of ['traceparent', 'tracestate']) {
     const value = carrier[key];
@@ -127,13 +126,14 @@ export function incomingContext(carrier: Record<string, unknown>): Context | nul
     else if (Array.isArray(value) && typeof value[0] === 'string') fields[key] = value[0];
   }
   if (fields['traceparent'] === undefined) return null;
-  const extracted = propagation.extract(ROOT_CONTEXT, fields);
-  return trace.getSpanContext(extracted) ? extracted : null;
+  const extracted = api.propagation.extract(api.ROOT_CONTEXT, fields);
+  return api.trace.getSpanContext(extracted) ? extracted : null;
 }
 
 /** The active span's context as a link (to keep a transport's span reachable from a trace it is not in). */
 export function activeLink(): Link | null {
-  const span = trace.getSpan(context.active());
+  if (api === null) return null;
+  const span = api.trace.getSpan(api.context.active());
   return span ? { context: span.spanContext() } : null;
 }
 
@@ -147,8 +147,8 @@ const SPAN_ID = HEX(16);
  * never from text a client sent: nothing of a caller's can end the comment early.
  */
 export function sqlComment(): string {
-  if (!settings.on || !settings.sqlComment) return '';
-  const span = trace.getSpan(context.active());
+  if (!settings.on || !settings.sqlComment || api === null) return '';
+  const span = api.trace.getSpan(api.context.active());
   if (!span) return '';
   const { traceId, spanId, traceFlags } = span.spanContext();
   if (!TRACE_ID.test(traceId) || !SPAN_ID.test(spanId) || /^0+$/.test(traceId)) return '';
