@@ -130,6 +130,11 @@ export function incomingContext(carrier: Record<string, unknown>): Context | nul
   return api.trace.getSpanContext(extracted) ? extracted : null;
 }
 
+/** Whether a span is active (work outside any request, such as a catalog reload, makes none). */
+export function inTrace(): boolean {
+  return api !== null && api.trace.getSpan(api.context.active()) !== undefined;
+}
+
 /** The active span's context as a link (to keep a transport's span reachable from a trace it is not in). */
 export function activeLink(): Link | null {
   if (api === null) return null;

@@ -7,16 +7,25 @@
 // SQL guard, the access policy, the plan check) was made on the text without it. It starts on a
 // line of its own, so a caller's trailing `--` comment cannot swallow it, and holds only the
 // span's hex ids (core/tracing.ts), so nothing in it can end it early.
-import { sqlComment, sqlOperation, tracingSettings, inSpan, SpanKind } from '../core/tracing.js';
+import {
+  inSpan,
+  inTrace,
+  sqlComment,
+  sqlOperation,
+  SpanKind,
+  tracingSettings,
+} from '../core/tracing.js';
+import type pg from 'pg';
 import type { PipelineResult, PipelineStep } from './pipeline.js';
 
-export function roundTrip(
+export function roundTrip<R extends { rows: unknown[] } = PipelineResult>(
   database: string,
   step: PipelineStep,
-  send: (sent: PipelineStep) => Promise<PipelineResult>,
-): Promise<PipelineResult> {
+  send: (sent: PipelineStep) => Promise<R>,
+): Promise<R> {
   const settings = tracingSettings();
-  if (!settings.on) return send(step);
+  // pgmcp's own work outside a request (a catalog reload) starts no trace of its own.
+  if (!settings.on || !inTrace()) return send(step);
   const operation = sqlOperation(step.text);
   const attributes: Record<string, string> = {
     'db.system': 'postgresql',
@@ -37,4 +46,38 @@ export function roundTrip(
     },
     { kind: SpanKind.CLIENT },
   );
+}
+
+/**
+ * The connection a block of several statements (withTransaction) hands its work, each `query`
+ * of text a round trip as above. Cursors and other submittables, and callback calls, pass as
+ * they are. With tracing off, the client itself.
+ */
+export function tracedClient(client: pg.PoolClient, database: string): pg.PoolClient {
+  if (!tracingSettings().on) return client;
+  const query = (...args: unknown[]): unknown => {
+    const [first, values] = args;
+    const plain =
+      args.length <= 2 &&
+      typeof args.at(-1) !== 'function' &&
+      (typeof first === 'string' ||
+        (typeof first === 'object' &&
+          first !== null &&
+          typeof (first as { text?: unknown }).text === 'string' &&
+          typeof (first as { submit?: unknown }).submit !== 'function'));
+    if (!plain) return (client.query as (...a: unknown[]) => unknown)(...args);
+    const config =
+      typeof first === 'string' ? { text: first } : (first as { text: string; values?: unknown[] });
+    const given = (values as unknown[] | undefined) ?? config.values ?? [];
+    return roundTrip(database, { text: config.text, values: given }, (sent) =>
+      client.query({ ...config, text: sent.text, values: sent.values } as pg.QueryConfig),
+    );
+  };
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property === 'query') return query;
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }

@@ -157,6 +157,26 @@ describe.skipIf(!pg)('traces over OTLP/HTTP', () => {
     expect(receiver.problems()).toEqual([]);
   });
 
+  it("a tool's block of several statements (count_rows) has a span per statement", async () => {
+    const mine = clientTrace();
+    const client = await connect(plain.url, { traceparent: mine.traceparent });
+    await client.callTool({ name: 'count_rows', arguments: { table: 'no_such_table_here' } });
+    await client.close();
+    const spans = await receiver.waitFor((all) => {
+      const inTrace = all.filter((s) => s.traceId === mine.traceId);
+      const tool = inTrace.find((s) => s.name === 'execute_tool count_rows');
+      return tool && inTrace.some((s) => s.parentSpanId === tool.spanId) ? inTrace : undefined;
+    });
+    const tool = spans.find((s) => s.name === 'execute_tool count_rows')!;
+    const trips = spans.filter((s) => s.parentSpanId === tool.spanId);
+    expect(trips.length).toBeGreaterThan(0);
+    for (const trip of trips) {
+      expect(trip.kind).toBe(3);
+      expect(trip.attributes).toMatchObject({ 'db.system': 'postgresql', 'db.name': pg!.database });
+      expect(trip.attributes['db.query.text']).toBeUndefined();
+    }
+  });
+
   it("continues the trace of the request's _meta, linking the HTTP request's span", async () => {
     const header = clientTrace();
     const meta = clientTrace();
@@ -242,5 +262,11 @@ describe.skipIf(!pg)('traces over OTLP/HTTP', () => {
     }
     await plainClient.close();
     await commentedClient.close();
+  });
+
+  it("pgmcp's own work outside a request (loading the catalog) starts no trace", () => {
+    const roots = receiver.spans().filter((s) => s.parentSpanId === '');
+    expect(roots.length).toBeGreaterThan(0);
+    for (const root of roots) expect(root.kind, root.name).toBe(2);
   });
 });
