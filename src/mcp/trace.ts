@@ -44,27 +44,37 @@ export function traceRequest(
     attributes['jsonrpc.request.id'] = String(request.id);
   const version = channel.session?.protocolVersion;
   if (version) attributes['mcp.protocol.version'] = version;
+  /**
+   * The tool or prompt named, once it is known to exist: asked after the answer, since a stdio
+   * request may arrive before start-up has filled the registry.
+   */
   const named = params['name'];
-  let target: string | null = null;
-  if (typeof named === 'string' && names.target(method, named)) target = named;
-  if (target !== null && method === 'tools/call') {
-    attributes['gen_ai.tool.name'] = target;
-    attributes['gen_ai.operation.name'] = 'execute_tool';
-  } else if (target !== null && method === 'prompts/get') attributes['gen_ai.prompt.name'] = target;
+  const target = (): string | null =>
+    typeof named === 'string' && names.target(method, named) ? named : null;
+  const early = target();
 
   const meta = isObject(params['_meta']) ? params['_meta'] : null;
   const parent = meta ? incomingContext(meta) : null;
   const link = parent ? activeLink() : null;
   return inSpan(
-    target ? `${method} ${target}` : method,
+    early ? `${method} ${early}` : method,
     attributes,
     async (span) => {
       const outcome = await answer();
+      if (span === null) return outcome;
+      const known = early ?? target();
+      if (known !== null && early === null) span.updateName(`${method} ${known}`);
+      if (known !== null && method === 'tools/call') {
+        span.setAttribute('gen_ai.tool.name', known);
+        span.setAttribute('gen_ai.operation.name', 'execute_tool');
+      } else if (known !== null && method === 'prompts/get') {
+        span.setAttribute('gen_ai.prompt.name', known);
+      }
       const response = outcome.response;
-      if (span && 'error' in response) {
+      if ('error' in response) {
         span.setAttribute('rpc.jsonrpc.error_code', response.error.code);
         failSpan(span, String(response.error.code));
-      } else if (span && 'result' in response && response.result['isError'] === true) {
+      } else if ('result' in response && response.result['isError'] === true) {
         failSpan(span, 'tool_error');
       }
       return outcome;

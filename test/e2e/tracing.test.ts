@@ -6,6 +6,7 @@
 // SQL guard.
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_INFO } from '../helpers/connectors.js';
@@ -14,8 +15,8 @@ import {
   type OtlpReceiver,
   type ReceivedSpan,
 } from '../helpers/otlp-receiver.js';
-import { realPostgres } from '../helpers/postgres.js';
-import { serverEnv, startHttpServer, type HttpServer } from '../helpers/server.js';
+import { realPostgres, REPO_ROOT } from '../helpers/postgres.js';
+import { serveScript, serverEnv, startHttpServer, type HttpServer } from '../helpers/server.js';
 
 const pg = await realPostgres('test/e2e/tracing.test.ts (OpenTelemetry traces)');
 
@@ -195,6 +196,39 @@ describe.skipIf(!pg)('traces over OTLP/HTTP', () => {
     expect(http).toMatchObject({ name: 'POST /mcp', traceId: header.traceId });
     expect(http.parentSpanId).toBe(header.spanId);
     // The tool's spans follow the MCP span into the client's trace.
+    const tool = await receiver.waitFor((all) =>
+      all.find((s) => s.name === 'execute_tool query_database' && s.parentSpanId === mcp.spanId),
+    );
+    expect(tool.traceId).toBe(meta.traceId);
+  });
+
+  it("stdio: the request's _meta names the parent of its MCP span", async () => {
+    const meta = clientTrace();
+    const client = new Client(CLIENT_INFO);
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: serveScript(['--stdio', '--database', pg!.url]),
+        env: serverEnv({
+          PGMCP_LOG_LEVEL: 'warn',
+          OTEL_BSP_SCHEDULE_DELAY: '20',
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+          OTEL_SERVICE_NAME: 'pgmcp-stdio',
+        }),
+        cwd: REPO_ROOT,
+        stderr: 'pipe',
+      }),
+    );
+    const answer = await query(client, 'SELECT 3 AS three', { traceparent: meta.traceparent });
+    expect(answer.isError).toBeFalsy();
+    await client.close();
+    const mcp = await receiver.waitFor((all) =>
+      all.find((s) => s.traceId === meta.traceId && s.name === 'tools/call query_database'),
+    );
+    expect(mcp.parentSpanId).toBe(meta.spanId);
+    expect(mcp.resource['service.name']).toBe('pgmcp-stdio');
+    expect(mcp.links).toEqual([]);
+    expect(mcp.attributes['gen_ai.tool.name']).toBe('query_database');
     const tool = await receiver.waitFor((all) =>
       all.find((s) => s.name === 'execute_tool query_database' && s.parentSpanId === mcp.spanId),
     );
