@@ -41,7 +41,7 @@ export function traceRequest(
     'pgmcp.era': era,
   };
   if (typeof request.id === 'string' || typeof request.id === 'number')
-    attributes['jsonrpc.request.id'] = String(request.id);
+    attributes['jsonrpc.request.id'] = String(request.id).slice(0, 128); // a client's own text
   const version = channel.session?.protocolVersion;
   if (version) attributes['mcp.protocol.version'] = version;
   /**
