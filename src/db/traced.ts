@@ -50,8 +50,9 @@ export function roundTrip<R extends { rows: unknown[] } = PipelineResult>(
 
 /**
  * The connection a block of several statements (withTransaction) hands its work, each `query`
- * of text a round trip as above. Cursors and other submittables, and callback calls, pass as
- * they are. With tracing off, the client itself.
+ * of text a round trip as above (its queryMode, rowMode and types kept). Cursors and other
+ * submittables, named statements and callback calls pass as they are. With tracing off, the
+ * client itself.
  */
 export function tracedClient(client: pg.PoolClient, database: string): pg.PoolClient {
   if (!tracingSettings().on) return client;
@@ -64,6 +65,8 @@ export function tracedClient(client: pg.PoolClient, database: string): pg.PoolCl
         (typeof first === 'object' &&
           first !== null &&
           typeof (first as { text?: unknown }).text === 'string' &&
+          // A named statement's text must not change between calls (pg prepares it once).
+          (first as { name?: unknown }).name === undefined &&
           typeof (first as { submit?: unknown }).submit !== 'function'));
     if (!plain) return (client.query as (...a: unknown[]) => unknown)(...args);
     const config =
