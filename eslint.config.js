@@ -60,6 +60,10 @@ const zones = all.flatMap((layer) =>
     })),
 );
 
+const nodePrefixPaths = builtinModules
+  .filter((m) => !m.startsWith('_') && !m.includes('/'))
+  .map((name) => ({ name, message: `Use the node: prefix (node:${name}).` }));
+
 export default tseslint.config(
   {
     ignores: [
@@ -82,20 +86,32 @@ export default tseslint.config(
     },
     rules: {
       'import-x/no-restricted-paths': ['error', { zones }],
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: builtinModules
-            .filter((m) => !m.startsWith('_') && !m.includes('/'))
-            .map((name) => ({ name, message: `Use the node: prefix (node:${name}).` })),
-        },
-      ],
+      'no-restricted-imports': ['error', { paths: nodePrefixPaths }],
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
       'no-console': 'error',
+    },
+  },
+  {
+    // Below the composition root only OpenTelemetry's API (a no-op until cli/ registers the SDK).
+    files: ['src/**/*.ts'],
+    ignores: ['src/cli/**', 'src/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodePrefixPaths,
+          patterns: [
+            {
+              group: ['@opentelemetry/*', '!@opentelemetry/api'],
+              message: 'Only cli/ sets up the OpenTelemetry SDK; use @opentelemetry/api here.',
+            },
+          ],
+        },
+      ],
     },
   },
   {

@@ -14,6 +14,7 @@ import { createApp, type App } from './app.js';
 import { auditToolCalls } from './audit-tool-calls.js';
 import type { HttpService } from './http-service.js';
 import { createLogger } from './logger.js';
+import { startTracing } from './telemetry.js';
 import { VERSION } from './version.js';
 
 export async function printConfig(config: Config): Promise<void> {
@@ -35,6 +36,8 @@ export interface ServeComposition {
 
 export async function serve(config: Config, composition: ServeComposition = {}): Promise<void> {
   const logger = createLogger(config.log.level);
+  // Before anything that makes spans; nothing of the SDK loads when tracing is off.
+  const tracing = await startTracing(config.telemetry, logger);
   const served = (dispatcher: Dispatcher): Dispatcher =>
     composition.dispatcher ? composition.dispatcher(dispatcher) : dispatcher;
   // The HTTP stack, the state database's code and the AI SDK load only for HTTP: a stdio server
@@ -90,7 +93,10 @@ export async function serve(config: Config, composition: ServeComposition = {}):
     logger.info({ why }, 'shutting down');
     let exitCode = code;
     try {
-      await Promise.race([closeAll(), new Promise((r) => setTimeout(r, 5_000).unref())]);
+      await Promise.race([
+        closeAll().finally(() => tracing?.shutdown()),
+        new Promise((r) => setTimeout(r, 5_000).unref()),
+      ]);
     } catch (error) {
       logger.error({ err: error }, 'shutdown failed');
       exitCode = 1;

@@ -130,6 +130,9 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'audit.database', env: 'PGMCP_AUDIT_DATABASE', kind: 'bool' },
   { key: 'audit.file', env: 'PGMCP_AUDIT_FILE', kind: 'string' },
   { key: 'log.level', env: 'PGMCP_LOG_LEVEL', kind: 'string' },
+  { key: 'telemetry.otlpEndpoint', env: 'PGMCP_TELEMETRY_OTLP_ENDPOINT', kind: 'string' },
+  { key: 'telemetry.includeSql', env: 'PGMCP_TELEMETRY_INCLUDE_SQL', kind: 'bool' },
+  { key: 'telemetry.sqlComment', env: 'PGMCP_TELEMETRY_SQL_COMMENT', kind: 'bool' },
   // --- edge: TLS, CORS, rate limits ---
   { key: 'http.tls.cert', env: 'PGMCP_HTTP_TLS_CERT', kind: 'string' },
   { key: 'http.tls.key', env: 'PGMCP_HTTP_TLS_KEY', kind: 'string' },

@@ -1,5 +1,5 @@
 export { configSchema, LOG_LEVELS, TRANSPORTS } from './schema.js';
-export type { Config, EmbeddingsConfig, LogLevel, Transport } from './schema.js';
+export type { Config, EmbeddingsConfig, LogLevel, TelemetryConfig, Transport } from './schema.js';
 export { LLM_PROVIDER_TYPES } from './llm.js';
 export type { LlmConfig, LlmProviderConfig, LlmProviderType } from './llm.js';
 export { loadConfig } from './load.js';

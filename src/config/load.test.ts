@@ -123,6 +123,7 @@ describe('loadConfig defaults', () => {
       audit: { database: true, file: null },
       tools: {},
       registry: { mode: 'auto' },
+      telemetry: { otlpEndpoint: null, includeSql: false, sqlComment: false },
       log: { level: 'info' },
       rateLimit: {
         requestsPerMinute: null,

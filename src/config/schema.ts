@@ -32,6 +32,8 @@ export const SECRET_KEYS: ReadonlySet<string> = new Set([
   // A `databases:` entry's URL may hold a password (path ['databases', n, 'url']).
   'databases.url',
   'rateLimit.redis',
+  // An OTLP endpoint's URL may carry a credential in its user part or query.
+  'telemetry.otlpEndpoint',
 ]);
 
 const serverSchema = section({
@@ -142,6 +144,20 @@ const logSchema = section({
     .default('info'),
 });
 
+// --- traces (OpenTelemetry; docs/tracing.md) ---
+const telemetrySchema = section({
+  /** OTLP/HTTP base URL (as OTEL_EXPORTER_OTLP_ENDPOINT; /v1/traces is appended); null: the OTEL_* variables decide. */
+  otlpEndpoint: zod
+    .string({ error: 'expected an http:// or https:// URL or null' })
+    .regex(/^https?:\/\/./i, { error: 'expected a URL starting with http:// or https://' })
+    .nullable()
+    .default(null),
+  /** Put the statement's text on PostgreSQL spans (db.query.text); off: only its operation. */
+  includeSql: bool().default(false),
+  /** Append a sqlcommenter comment (/*traceparent='…'*\/) to the statements a tool call sends. */
+  sqlComment: bool().default(false),
+});
+
 const REGISTRY_MODES = ['auto', 'mcp', 'pgmi'] as const;
 const registrySchema = section({
   /** Where SQL handlers come from: mcp (pgmcp's registry), pgmi (an existing pgmi deployment), auto. */
@@ -164,6 +180,7 @@ export const SECTIONS = {
   embeddings: embeddingsSchema,
   llm: llmSchema,
   registry: registrySchema,
+  telemetry: telemetrySchema,
 } as const;
 
 // prefault (not default) so a missing section is parsed from {} and gets its own defaults.
@@ -187,6 +204,7 @@ export const configSchema = zod.strictObject(
     embeddings: SECTIONS.embeddings.prefault({}),
     llm: SECTIONS.llm.prefault({}),
     registry: SECTIONS.registry.prefault({}),
+    telemetry: SECTIONS.telemetry.prefault({}),
   },
   { error: 'expected a mapping of sections' },
 );
@@ -196,4 +214,5 @@ export type Config = z.infer<typeof configSchema>;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export type Transport = (typeof TRANSPORTS)[number];
 export type EmbeddingsConfig = Config['embeddings'];
+export type TelemetryConfig = Config['telemetry'];
 export type { LlmConfig, LlmProviderConfig, LlmProviderType } from './llm.js';

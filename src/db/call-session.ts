@@ -17,6 +17,7 @@ import {
   type PipelineStep,
 } from './pipeline.js';
 import { SHIELD, type ShieldOptions } from './shielded.js';
+import { roundTrip } from './traced.js';
 
 /** What a lookup needs of a connection; a pg client fits it too. */
 export interface Lookup {
@@ -75,6 +76,8 @@ export interface SessionSetup {
   types: pg.CustomTypesConfig;
   /** The role the call runs as. */
   role: string;
+  /** The database's name (its spans' db.namespace). */
+  database: string;
   markBroken(error: Error): void;
   /** After a read-write statement: retire the connection, or forget its base. */
   afterWrite(): void;
@@ -115,7 +118,9 @@ export function createCallSession(setup: SessionSetup): {
     after: readonly PipelineStep[] = [],
   ): Promise<PipelineResult> => {
     try {
-      return await runPipelined(client, before, step, read, after);
+      return await roundTrip(setup.database, step, (sent) =>
+        runPipelined(client, before, sent, read, after),
+      );
     } catch (error) {
       if ((error as { severity?: unknown }).severity !== 'ERROR')
         setup.markBroken(error instanceof Error ? error : new Error(String(error)));

@@ -12,6 +12,7 @@ import type { EmbeddedDatabase } from './embedded/index.js';
 import { driverUrl } from './driver-url.js';
 import { connectFailure, fromPgError } from './errors.js';
 import { databaseNameOf } from './names.js';
+import { tracedClient } from './traced.js';
 import {
   runPipelined,
   transactionStatus,
@@ -307,7 +308,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
           limit: 0,
           maxBytes: 0,
         });
-        const result = await work(client);
+        const result = await work(tracedClient(client, name));
         await client.query(closing(tx).text);
         // A committed block may have run a caller's code that changed the session.
         if (!tx.readOnly) sessions.forget(client);
@@ -330,6 +331,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         closing: closing(tx),
         types: PG_TYPES,
         role: callSettings(tx).role,
+        database: name,
         markBroken,
         afterWrite: tx.keepAfterWrite
           ? () => sessions.forget(client)

@@ -8,6 +8,7 @@ import { registerApiRoutes, type ApiDeps } from '../api/index.js';
 import { registerAuthentication, type HttpAuthOptions } from './authenticate.js';
 import { NO_EDGE, registerEdge, type EdgeOptions } from './edge.js';
 import { registerHeaderGuard } from './header-guard.js';
+import { registerTracing } from './trace.js';
 import { registerMcpRoutes } from './mcp-route.js';
 import { registerOAuthServer, type OAuthServerRoutes } from './oauth-server/index.js';
 import { createOriginPolicy } from './origin.js';
@@ -74,6 +75,7 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
   });
   // First, so it applies to every route and plugin below.
   registerHeaderGuard(app);
+  registerTracing(app);
   const sessions = createSessionStore({
     idleTimeoutMs: options.sessionIdleTimeoutMs,
     eventStoreSize: options.eventStoreSize,

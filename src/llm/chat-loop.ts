@@ -23,6 +23,7 @@ import { isExpectedFailure } from '../core/error-table.js';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { DatabaseChoice } from '../core/specs.js';
+import { aiTelemetry } from '../core/tracing.js';
 import type { DatabaseDirectory } from '../tools/databases.js';
 import type { Registry } from '../tools/registry.js';
 import type { ToolCallSink } from '../tools/tool-call-record.js';
@@ -245,6 +246,7 @@ export async function startChat(
         abortSignal: signal,
         timeout: { stepMs: llm.timeoutMs },
         experimental_toolApprovalSecret: deps.approvalSecret,
+        experimental_telemetry: aiTelemetry('pgmcp.chat'),
         // The client gets the error chunk; the log gets the same cleaned words, not the console.
         onError: ({ error }) =>
           deps.logger.warn(

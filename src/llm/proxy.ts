@@ -14,6 +14,7 @@ import {
 import type { LlmConfig } from '../config/index.js';
 import { chatInvalid, providerFailure } from './errors.js';
 import type { LlmProviders } from './providers.js';
+import { aiTelemetry } from '../core/tracing.js';
 
 export interface ProxyToolDefinition {
   name: string;
@@ -104,6 +105,7 @@ export function createProxy(providers: LlmProviders, llm: LlmConfig): Proxy {
         maxOutputTokens: llm.maxOutputTokens,
         maxRetries: llm.maxRetries,
         abortSignal: AbortSignal.any([signal, AbortSignal.timeout(llm.timeoutMs)]),
+        experimental_telemetry: aiTelemetry('pgmcp.proxy'),
       };
       if (request.stream === true) {
         // Errors reach the client as the stream's error chunk; nothing goes to the console.

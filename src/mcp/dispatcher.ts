@@ -31,6 +31,7 @@ import {
 } from './versions.js';
 import { LOG_LEVELS, type LogLevel } from '../core/specs.js';
 import { bindSessionNotifications, listen, parseListenFilter } from './subscriptions.js';
+import { traceRequest, type TraceNames } from './trace.js';
 
 export type Era = 'legacy' | 'modern';
 
@@ -292,6 +293,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return { response: resultResponse(request.id, result), era };
   };
 
+  const traceNames: TraceNames = {
+    method: (name) => Object.hasOwn(table, name),
+    target: (method, name) =>
+      method === 'tools/call'
+        ? options.registry.tool(name) !== undefined
+        : method === 'prompts/get' && options.registry.prompt(name) !== undefined,
+  };
+
   /** Runs a request; whatever it threw becomes the JSON-RPC error (mcp/errors.ts). */
   const answer = async (
     request: JsonRpcRequest,
@@ -311,10 +320,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     capabilities: features.capabilities,
     serverInfo: features.serverInfo,
     async handleRequest(request, era, channel) {
-      if (!options.onExchange) return answer(request, era, channel, undefined);
+      if (!options.onExchange)
+        return traceRequest(request, era, channel, traceNames, () =>
+          answer(request, era, channel, undefined),
+        );
       const started = performance.now();
       const note: NonNullable<RequestScope['note']> = {};
-      const outcome = await answer(request, era, channel, note);
+      const outcome = await traceRequest(request, era, channel, traceNames, () =>
+        answer(request, era, channel, note),
+      );
       if (note.recorded) return outcome;
       try {
         options.onExchange(

@@ -17,6 +17,7 @@ import {
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { CallContext, ToolSpec } from '../core/specs.js';
+import { inSpan } from '../core/tracing.js';
 import { canUse, inScope } from './gate.js';
 import type { Registry } from './registry.js';
 import { toolCallRecord, toolErrorCode, type ToolCallSink } from './tool-call-record.js';
@@ -186,7 +187,11 @@ async function invoke<Paused>(input: InvokeInput<Paused>): Promise<ToolOutcome<P
 
   let outcome: { value: ToolResult } | { inputRequired: Paused };
   try {
-    outcome = await input.run((ctx) => spec.call(args, ctx));
+    outcome = await inSpan(
+      `execute_tool ${spec.name}`,
+      { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': spec.name },
+      () => input.run((ctx) => spec.call(args, ctx)),
+    );
   } catch (error) {
     if (isExpectedFailure(error)) {
       return { kind: 'tool-error', error, errorCode: toolErrorCode(error), spec };

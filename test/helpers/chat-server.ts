@@ -135,11 +135,16 @@ export async function sendChat(
     messageId?: string;
     /** Called with each chunk as it arrives. */
     onChunk?: (chunk: UIMessageChunk) => void;
+    /** More request headers (a traceparent). */
+    headers?: Record<string, string>;
   } = {},
 ): Promise<ChatTurn> {
   const transport = new DefaultChatTransport<UIMessage>({
     api: `${origin}/api/chat`,
-    ...(options.token ? { headers: { authorization: `Bearer ${options.token}` } } : {}),
+    headers: {
+      ...options.headers,
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+    },
     ...(options.body ? { body: options.body } : {}),
   });
   const last = messages.at(-1);

@@ -11,6 +11,7 @@ import { AppError, isAppError } from '../../core/errors.js';
 import type { ToolResult } from '../../core/content.js';
 import type { Signer } from '../../core/signed.js';
 import type { CallContext, ToolSpec } from '../../core/specs.js';
+import { inSpan } from '../../core/tracing.js';
 import type { CallSession } from '../../db/call-session.js';
 import type { Database, TransactionOptions } from '../../db/database.js';
 import { describeDbError } from '../../db/errors.js';
@@ -48,16 +49,17 @@ export interface QueryDatabaseOptions extends PlanLimits {
 
 export type QueryStage = 'parse' | 'policy' | 'plan' | 'confirm' | 'run' | 'format';
 
-/** Runs one stage and reports its duration, whether it succeeded or threw. */
+/** Runs one stage (a span of its own when tracing) and reports its duration, whether it succeeded or threw. */
 function stageTimer(ctx: CallContext) {
-  return async <T>(stage: QueryStage, work: () => T | Promise<T>): Promise<T> => {
-    const started = performance.now();
-    try {
-      return await work();
-    } finally {
-      ctx.timing?.(stage, performance.now() - started);
-    }
-  };
+  return <T>(stage: QueryStage, work: () => T | Promise<T>): Promise<T> =>
+    inSpan(stage, { 'pgmcp.stage': stage }, async () => {
+      const started = performance.now();
+      try {
+        return await work();
+      } finally {
+        ctx.timing?.(stage, performance.now() - started);
+      }
+    });
 }
 
 /** Rethrows a database error with its position counted in the caller's text, not the one sent. */

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import type { Catalog } from '../../catalog/index.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/specs.js';
+import { inSpan } from '../../core/tracing.js';
 import type { Database } from '../../db/database.js';
 import { dimensionMismatch, type EmbeddingProviders } from '../../embeddings/index.js';
 import { createAccessPolicy, MASK, NO_RULES, type AccessPolicy } from '../access-policy.js';
@@ -135,7 +136,9 @@ export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec
 
       // Embed before taking a connection: the embedded database has only one.
       const started = performance.now();
-      const embedded = await provider.embed([queryText], { purpose: 'query', signal: ctx.signal });
+      const embedded = await inSpan('embed', { 'pgmcp.stage': 'embed' }, () =>
+        provider.embed([queryText], { purpose: 'query', signal: ctx.signal }),
+      );
       ctx.timing?.('embed', performance.now() - started);
       const queryVector = embedded.vectors[0]!;
       const expected = p.vector.vector!.dimensions;
