@@ -114,6 +114,9 @@ export async function openDatabases(
   const toolRoles = Object.fromEntries(
     Object.entries(config.tools).map(([name, settings]) => [name, settings.roles]),
   );
+  const toolEnabled = Object.fromEntries(
+    Object.entries(config.tools).map(([name, settings]) => [name, settings.enabled]),
+  );
   // Where a served database holds the state schema (tokens, users, sessions, audit) — the
   // embedded database keeps it beside the demo data; a state.url may name a served database in
   // another spelling — it is never served: its hashes are nobody's business. (An active policy
@@ -147,6 +150,7 @@ export async function openDatabases(
       config,
       signer,
       several ? {} : toolRoles,
+      toolEnabled,
       stateServed.get(entry.name) ?? true,
       embeddings,
       policyCache,
@@ -176,8 +180,8 @@ export async function openDatabases(
       toolRoles,
     });
   }
-  for (const name of Object.keys(config.tools)) {
-    if (!registry.tool(name)) {
+  for (const [name, settings] of Object.entries(config.tools)) {
+    if (!registry.tool(name) && settings.enabled) {
       await closeOpened();
       throw configError(
         `tools.${name}: no built-in tool by that name (built-ins: ${registry
@@ -306,6 +310,7 @@ function registerBuiltinsFor(
   config: Config,
   signer: Signer,
   toolRoles: Record<string, readonly string[]>,
+  toolEnabled: Record<string, boolean>,
   stateServed: boolean,
   embeddings: EmbeddingProviders,
   policyCache: PolicyCache,
@@ -333,6 +338,7 @@ function registerBuiltinsFor(
     showQueryText: entry.showQueryText,
     queryDatabase: { maxPlanCost: entry.maxPlanCost, maxPlanRows: entry.maxPlanRows, signer },
     toolRoles,
+    toolEnabled,
     embeddings,
     policyCache,
     logger,
