@@ -75,7 +75,7 @@ describe.skipIf(!binaries)('DBA tools on PostgreSQL with pg_stat_statements and 
       database: cluster.url('app'),
       config: {
         state: { url: cluster.url('pgmcp_state') },
-        database: { access: { denyTables: ['secret_orders'] } },
+        database: { allowWrites: true, access: { denyTables: ['secret_orders'] } },
       },
     });
     client = await connect(server);
@@ -201,6 +201,49 @@ describe.skipIf(!binaries)('DBA tools on PostgreSQL with pg_stat_statements and 
     expect(textOf(wrong)).toMatch(/Unknown health_type disk/);
   });
 
+  it('apply_index_recommendation creates the index only once confirmed, then shows the real plan', async () => {
+    const args = {
+      table: 'orders',
+      columns: ['customer_id'],
+      queries: ['SELECT id FROM orders WHERE customer_id = 42'],
+    };
+    const indexes = async (): Promise<number> =>
+      (
+        await q(
+          "SELECT indexname FROM pg_indexes WHERE tablename = 'orders' AND indexdef LIKE '%(customer_id)%'",
+        )
+      ).length;
+    const preview = await call(client, 'apply_index_recommendation', args);
+    expect(preview.isError, textOf(preview)).toBeFalsy();
+    const confirmation = preview.structuredContent!['confirmation'] as { nonce: string };
+    expect(preview.structuredContent).toMatchObject({ applied: false });
+    expect(await indexes()).toBe(0);
+    const applied = await call(client, 'apply_index_recommendation', {
+      ...args,
+      confirm: confirmation.nonce,
+    });
+    expect(applied.isError, textOf(applied)).toBeFalsy();
+    expect(applied.structuredContent).toMatchObject({ applied: true });
+    expect(await indexes()).toBe(1);
+    const rows = applied.structuredContent!['rows'] as unknown[][];
+    expect(String(rows[0]![2])).toMatch(/orders_customer_id_idx/);
+    const again = await call(client, 'apply_index_recommendation', {
+      ...args,
+      confirm: confirmation.nonce,
+    });
+    expect(again.isError).toBe(true);
+    // Now covered: the advice no longer proposes it.
+    const advice = await call(client, 'analyze_query_indexes', { queries: args.queries });
+    const recommended = advice.structuredContent!['recommendations'] as { columns: string[] }[];
+    expect(recommended.some((r) => r.columns[0] === 'customer_id')).toBe(false);
+    const denied = await call(client, 'apply_index_recommendation', {
+      table: 'secret_orders',
+      columns: ['tenant'],
+    });
+    expect(denied.isError).toBe(true);
+    expect(textOf(denied)).toMatch(/No table secret_orders/);
+  });
+
   it('tune_database leads through top queries, index analysis and health', async () => {
     const prompt = await client.getPrompt({ name: 'tune_database', arguments: {} });
     const text = (prompt.messages[0]!.content as { text: string }).text;
@@ -233,6 +276,9 @@ describe.skipIf(!binaries)('DBA tools on the embedded database', () => {
     });
     expect(hypo.isError).toBe(true);
     expect(textOf(hypo)).toMatch(/HypoPG.*CREATE EXTENSION hypopg/s);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain('analyze_db_health');
+    expect(tools.map((t) => t.name)).not.toContain('apply_index_recommendation'); // no writes here
     const health = await call(client, 'analyze_db_health', { health_type: 'index,constraint' });
     expect(health.isError, textOf(health)).toBeFalsy();
   });

@@ -114,6 +114,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
     policy: deps.policy,
     statementTimeoutMs: timeout,
     deniedFunctions: deps.deniedFunctions,
+    writes: deps.allowWrites && deps.queryDatabase ? { signer: deps.queryDatabase.signer } : null,
   }))
     add(tool);
   add(createReadResourceTool(registry, deps.readResource ?? registryReader(registry)));

@@ -17,3 +17,17 @@ export function tableResult(text: string, structured: Record<string, unknown>): 
 
 export const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 export const round = (n: number): number => Math.round(n * 100) / 100;
+
+/** Result columns as query_database describes them (the web and terminal clients draw tables from them). */
+export const columnsOf = (
+  spec: readonly (readonly [string, string])[],
+): { name: string; type: string }[] => spec.map(([name, type]) => ({ name, type }));
+
+export const COLUMNS_SCHEMA = {
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: { name: { type: 'string' }, type: { type: 'string' } },
+    required: ['name', 'type'],
+  },
+} as const;

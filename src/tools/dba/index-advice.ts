@@ -18,7 +18,7 @@ import {
   mergeCandidates,
   type ExistingIndex,
 } from './candidates.js';
-import { mb, round, tableResult, type DbaDeps } from './deps.js';
+import { COLUMNS_SCHEMA, columnsOf, mb, round, tableResult, type DbaDeps } from './deps.js';
 import { requireHypopg, requireStatStatements } from './requirements.js';
 import { prepareStatement, type PreparedStatement } from './statements.js';
 
@@ -88,7 +88,7 @@ export const ADVICE_OUTPUT = {
         'Statements left out (not SELECT, refused by the access policy, not explainable).',
     },
   },
-  required: ['recommendations', 'queries', 'skipped'],
+  required: ['recommendations', 'queries', 'columns', 'rows', 'skipped'],
 } as const;
 
 async function existingIndexes(client: pg.ClientBase, oids: number[]): Promise<ExistingIndex[]> {
@@ -180,7 +180,22 @@ function answer(
       '',
       `${skipped} statement(s) left out (not SELECT, refused by the access policy, or not explainable).`,
     );
-  return tableResult(lines.join('\n'), { recommendations, queries, skipped });
+  // The recommendations as a table for the clients: one row per index.
+  const columns = columnsOf([
+    ['definition', 'text'],
+    ['size_mb', 'numeric'],
+    ['queries', 'text'],
+    ['cost_before', 'numeric'],
+    ['cost_after', 'numeric'],
+  ]);
+  const rows = recommendations.map((r) => [
+    r.definition,
+    r.size_mb,
+    r.queries.join('\n'),
+    r.cost_before,
+    r.cost_after,
+  ]);
+  return tableResult(lines.join('\n'), { recommendations, queries, columns, rows, skipped });
 }
 
 export function createAnalyzeQueryIndexesTool(deps: DbaDeps): ToolSpec {

@@ -3,7 +3,9 @@
 // (HypoPG, pg_stat_statements, pg_read_all_stats) is asked when it is called, and a missing
 // piece is answered with what to install or grant.
 import type { Catalog } from '../../catalog/index.js';
+import type { Signer } from '../../core/signed.js';
 import type { ToolSpec } from '../../core/specs.js';
+import { createApplyIndexTool } from './apply-index.js';
 import type { DbaDeps } from './deps.js';
 import { createExplainQueryTool } from './explain-query.js';
 import { createAnalyzeDbHealthTool } from './health/analyze-db-health.js';
@@ -18,12 +20,20 @@ export const DBA_TOOL_NAMES = [
   'analyze_db_health',
 ] as const;
 
-export function createDbaTools(deps: DbaDeps & { catalog: Catalog }): ToolSpec[] {
-  return [
+export interface DbaToolDeps extends DbaDeps {
+  catalog: Catalog;
+  /** Where the database allows writes, and with a signer for confirmation nonces: apply_index_recommendation. */
+  writes: { signer: Signer } | null;
+}
+
+export function createDbaTools(deps: DbaToolDeps): ToolSpec[] {
+  const tools = [
     createGetTopQueriesTool(deps),
     createExplainQueryTool(deps),
     createAnalyzeQueryIndexesTool(deps),
     createAnalyzeWorkloadIndexesTool(deps),
     createAnalyzeDbHealthTool(deps),
   ];
+  if (deps.writes) tools.push(createApplyIndexTool({ ...deps, signer: deps.writes.signer }));
+  return tools;
 }

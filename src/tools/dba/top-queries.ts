@@ -8,7 +8,7 @@ import { looksLikeCredential } from '../credentials.js';
 import { checkStatement, loadSqlParser } from '../sql-guard.js';
 import { readOnlyAnnotations, readOnlyCall } from '../common/support.js';
 import { resolveRelations } from '../query/relation-access.js';
-import { round, tableResult, type DbaDeps } from './deps.js';
+import { COLUMNS_SCHEMA, columnsOf, round, tableResult, type DbaDeps } from './deps.js';
 import { ALL_STATS_ADVICE, readsAllStats, requireStatStatements } from './requirements.js';
 
 const ORDER = {
@@ -81,7 +81,7 @@ export function createGetTopQueriesTool(deps: DbaDeps): ToolSpec {
     outputSchema: {
       type: 'object',
       properties: {
-        columns: { type: 'array', items: { type: 'string' } },
+        columns: COLUMNS_SCHEMA,
         rows: { type: 'array', items: { type: 'array' } },
         withheld: { type: 'integer' },
         notes: { type: 'array', items: { type: 'string' } },
@@ -112,18 +112,18 @@ export function createGetTopQueriesTool(deps: DbaDeps): ToolSpec {
           return { rows: kept, withheld, allStats };
         },
       );
-      const columns = [
-        'query',
-        'calls',
-        'total_ms',
-        'mean_ms',
-        'rows',
-        'shared_blks_hit',
-        'shared_blks_read',
-        'temp_blks',
-        'time_pct',
-        'blocks_pct',
-      ];
+      const columns = columnsOf([
+        ['query', 'text'],
+        ['calls', 'bigint'],
+        ['total_ms', 'double precision'],
+        ['mean_ms', 'double precision'],
+        ['rows', 'bigint'],
+        ['shared_blks_hit', 'bigint'],
+        ['shared_blks_read', 'bigint'],
+        ['temp_blks', 'bigint'],
+        ['time_pct', 'double precision'],
+        ['blocks_pct', 'double precision'],
+      ]);
       const table = rows.map((r) => [
         r.query,
         Number(r.calls),
@@ -145,7 +145,7 @@ export function createGetTopQueriesTool(deps: DbaDeps): ToolSpec {
       const text = [
         `Database: ${deps.db.name}`,
         `Top ${rows.length} statements by ${sortBy} (pg_stat_statements):`,
-        columns.join('\t'),
+        columns.map((c) => c.name).join('\t'),
         ...table.map((r) => r.map((v) => String(v).replace(/\s+/g, ' ')).join('\t')),
         ...notes.map((n) => `Note: ${n}`),
       ].join('\n');

@@ -2,11 +2,15 @@
 // A finding about a table the access policy hides is left out, unnamed.
 import type { ToolSpec } from '../../../core/specs.js';
 import { invalidInput, readOnlyAnnotations, readOnlyCall } from '../../common/support.js';
-import { tableResult, type DbaDeps } from '../deps.js';
+import { COLUMNS_SCHEMA, columnsOf, tableResult, type DbaDeps } from '../deps.js';
 import { ALL_STATS_ADVICE, readsAllStats } from '../requirements.js';
 import { CHECKS, HEALTH_TYPES, type Finding, type HealthType } from './checks.js';
 
-const COLUMNS = ['check', 'severity', 'object', 'finding', 'why', 'action'] as const;
+const COLUMNS = columnsOf(
+  ['check', 'severity', 'object', 'finding', 'why', 'action'].map(
+    (name) => [name, 'text'] as const,
+  ),
+);
 
 function parseTypes(value: string): HealthType[] {
   const asked = value
@@ -43,7 +47,7 @@ export function createAnalyzeDbHealthTool(deps: DbaDeps): ToolSpec {
     outputSchema: {
       type: 'object',
       properties: {
-        columns: { type: 'array', items: { type: 'string' } },
+        columns: COLUMNS_SCHEMA,
         rows: { type: 'array', items: { type: 'array', items: { type: ['string', 'null'] } } },
         checked: { type: 'array', items: { type: 'string' } },
         notes: { type: 'array', items: { type: 'string' } },
@@ -84,7 +88,7 @@ export function createAnalyzeDbHealthTool(deps: DbaDeps): ToolSpec {
           lines.push(`- [${f.severity}] ${f.finding} Why: ${f.why} Do: ${f.action}`);
       }
       for (const n of notes) lines.push('', `Note: ${n}`);
-      return tableResult(lines.join('\n'), { columns: [...COLUMNS], rows, checked: types, notes });
+      return tableResult(lines.join('\n'), { columns: COLUMNS, rows, checked: types, notes });
     },
   };
 }
