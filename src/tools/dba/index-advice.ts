@@ -82,6 +82,8 @@ export const ADVICE_OUTPUT = {
         required: ['query', 'cost_before', 'cost_after'],
       },
     },
+    columns: COLUMNS_SCHEMA,
+    rows: { type: 'array', items: { type: 'array' } },
     skipped: {
       type: 'integer',
       description:
