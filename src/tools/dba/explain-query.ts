@@ -4,6 +4,8 @@
 // cost without them.
 import type { Catalog } from '../../catalog/index.js';
 import type { ToolSpec } from '../../core/specs.js';
+import { AppError, ErrorCodes } from '../../core/errors.js';
+import { looksLikeCredential } from '../credentials.js';
 import {
   notFound,
   invalidInput,
@@ -165,6 +167,14 @@ export function createExplainQueryTool(deps: DbaDeps & { catalog: Catalog }): To
         () => sql,
       );
       const doc = outcome.after.plan as unknown as ExplainDocument;
+      // A plan shows constants and expressions: never one that reads like a credential.
+      if (looksLikeCredential(JSON.stringify(doc))) {
+        throw new AppError(
+          ErrorCodes.CREDENTIALS_REFUSED,
+          'Refused: the plan holds a value that reads like a credential (a password hash or a connection string with a password), and pgmcp never returns credentials.',
+          { category: 'forbidden' },
+        );
+      }
       const tableRows = (name: string, schema: string | undefined): number | null => {
         const found = schema ? [snapshot.relation(schema, name)] : snapshot.relationsNamed(name);
         const list = found.filter((r) => r !== undefined);
