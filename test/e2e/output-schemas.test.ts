@@ -411,6 +411,14 @@ async function driveBuiltins(s: Session): Promise<void> {
   await s.any('get_top_queries', {});
   await s.any('analyze_query_indexes', { queries: ['SELECT * FROM items WHERE id = 1'] });
   await s.any('analyze_workload_indexes', {});
+  // A preview (or the user's no) on the database that allows writes, refused on the other.
+  const apply = await s.ok('apply_index_recommendation', { table: 'items', columns: ['id'] });
+  expect(apply.structuredContent).toMatchObject({ applied: false });
+  await s.any('apply_index_recommendation', {
+    table: 'marker',
+    columns: ['label'],
+    database: 'other',
+  });
   await s.ok('get_schema_info', { table_name: 'items' });
   await s.ok('get_schema_info', { table_name: 'marker', database: 'other' });
   expect((await s.ok('count_rows', { table: 'items' })).structuredContent).toMatchObject({
@@ -573,6 +581,7 @@ describe('output schemas on every path: the embedded database (vector search)', 
         await s.any('get_top_queries', {});
         await s.any('analyze_query_indexes', { queries: ['SELECT * FROM demo.sites'] });
         await s.any('analyze_workload_indexes', {});
+        await s.any('apply_index_recommendation', { table: 'demo.sites', columns: ['id'] });
         await s.ok('get_schema_info', { schema_name: 'demo', compact: true });
         await s.ok('read_resource', { uri: 'pg://system_info' });
         await s.any('authenticate_user', { username: 'nobody', password: 'nothing' });

@@ -91,11 +91,11 @@ describe.skipIf(!binaries)('DBA tools on PostgreSQL with pg_stat_statements and 
     const result = await call(client, 'get_top_queries', { sort_by: 'total_time', limit: 10 });
     expect(result.isError).toBeFalsy();
     const s = result.structuredContent as {
-      columns: string[];
+      columns: { name: string; type: string }[];
       rows: unknown[][];
       withheld: number;
     };
-    expect(s.columns).toContain('time_pct');
+    expect(s.columns.map((c) => c.name)).toContain('time_pct');
     const queries = s.rows.map((r) => String(r[0]));
     expect(queries.some((t) => /WHERE customer_id = \$1/.test(t))).toBe(true);
     expect(queries.join('\n')).not.toContain('secret_orders');
@@ -281,8 +281,13 @@ describe.skipIf(!binaries)('DBA tools on the embedded database', () => {
     expect(textOf(hypo)).toMatch(/HypoPG.*CREATE EXTENSION hypopg/s);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toContain('analyze_db_health');
-    expect(tools.map((t) => t.name)).not.toContain('apply_index_recommendation'); // no writes here
     expect(tools.map((t) => t.name)).not.toContain('get_top_queries'); // tools.<name>.enabled: false
+    const apply = await call(client, 'apply_index_recommendation', {
+      table: 'demo.sites',
+      columns: ['id'],
+    });
+    expect(apply.isError).toBe(true);
+    expect(textOf(apply)).toMatch(/read-only for pgmcp \(database.allowWrites is false\)/);
     const health = await call(client, 'analyze_db_health', { health_type: 'index,constraint' });
     expect(health.isError, textOf(health)).toBeFalsy();
   });

@@ -114,7 +114,9 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
     policy: deps.policy,
     statementTimeoutMs: timeout,
     deniedFunctions: deps.deniedFunctions,
-    writes: deps.allowWrites && deps.queryDatabase ? { signer: deps.queryDatabase.signer } : null,
+    writes: deps.queryDatabase
+      ? { signer: deps.queryDatabase.signer, allowed: deps.allowWrites }
+      : null,
   }))
     add(tool);
   add(createReadResourceTool(registry, deps.readResource ?? registryReader(registry)));

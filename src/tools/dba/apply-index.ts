@@ -5,6 +5,7 @@
 // taken from the caller's text.
 import type { ToolSpec } from '../../core/specs.js';
 import type { Signer } from '../../core/signed.js';
+import { AppError, ErrorCodes } from '../../core/errors.js';
 import { locateRelation } from '../common/locate.js';
 import { notFound, readOnlyCall, sameLexerAsParser } from '../common/support.js';
 import { loadSqlParser } from '../sql-guard.js';
@@ -22,13 +23,15 @@ import { MAX_QUERIES } from './index-advice.js';
 
 const NAME = 'apply_index_recommendation';
 
-export function createApplyIndexTool(deps: DbaDeps & { signer: Signer }): ToolSpec {
+export function createApplyIndexTool(
+  deps: DbaDeps & { signer: Signer; allowed: boolean },
+): ToolSpec {
   const confirmations = createWriteConfirmations(deps.signer, Date.now, NAME);
   return {
     name: NAME,
     title: 'Create a recommended index',
     description:
-      'Create one index that analyze_query_indexes or analyze_workload_indexes recommended, then show the real EXPLAIN of the queries it should help. A write: it runs only once the user confirms it (the first call returns a preview with a confirm nonce when the client cannot ask the user). It is built with CREATE INDEX (writes to the table wait while it builds, within the statement timeout); for a large, busy table give the user the CREATE INDEX CONCURRENTLY statement to run instead.',
+      'Create one index that analyze_query_indexes or analyze_workload_indexes recommended, then show the real EXPLAIN of the queries it should help. A write, only where the database allows writes: it runs only once the user confirms it (the first call returns a preview with a confirm nonce when the client cannot ask the user). It is built with CREATE INDEX (writes to the table wait while it builds, within the statement timeout); for a large, busy table give the user the CREATE INDEX CONCURRENTLY statement to run instead.',
     inputSchema: {
       type: 'object',
       properties: {
@@ -77,6 +80,13 @@ export function createApplyIndexTool(deps: DbaDeps & { signer: Signer }): ToolSp
     async call(args, ctx) {
       const queries = (args['queries'] as string[] | undefined) ?? [];
       const nonce = typeof args['confirm'] === 'string' ? args['confirm'] : null;
+      if (!deps.allowed) {
+        throw new AppError(
+          ErrorCodes.WRITE_NOT_ALLOWED,
+          'Not created: this database is read-only for pgmcp (database.allowWrites is false). Give the user the CREATE INDEX CONCURRENTLY statement of the recommendation to run instead.',
+          { category: 'input' },
+        );
+      }
       await loadSqlParser();
       // Names and queries checked first, on a read-only connection released before asking.
       const spec = await readOnlyCall(deps.db, deps.statementTimeoutMs, ctx, async (client) => {

@@ -22,8 +22,8 @@ export const DBA_TOOL_NAMES = [
 
 export interface DbaToolDeps extends DbaDeps {
   catalog: Catalog;
-  /** Where the database allows writes, and with a signer for confirmation nonces: apply_index_recommendation. */
-  writes: { signer: Signer } | null;
+  /** With a signer for confirmation nonces: apply_index_recommendation (which refuses to run where writes are not allowed). */
+  writes: { signer: Signer; allowed: boolean } | null;
 }
 
 export function createDbaTools(deps: DbaToolDeps): ToolSpec[] {
@@ -34,6 +34,6 @@ export function createDbaTools(deps: DbaToolDeps): ToolSpec[] {
     createAnalyzeWorkloadIndexesTool(deps),
     createAnalyzeDbHealthTool(deps),
   ];
-  if (deps.writes) tools.push(createApplyIndexTool({ ...deps, signer: deps.writes.signer }));
+  if (deps.writes) tools.push(createApplyIndexTool({ ...deps, ...deps.writes }));
   return tools;
 }
