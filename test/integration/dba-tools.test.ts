@@ -144,6 +144,12 @@ describe.skipIf(!binaries)('DBA tools on PostgreSQL with pg_stat_statements and 
     expect(s.recommendations[0]!.queries[0]).toContain('customer_id = 42');
     expect(s.recommendations[0]!.size_mb).toBeGreaterThan(0);
     expect(s.recommendations.every((r) => r.columns[0] !== 'created_at')).toBe(true);
+    // The index needs about 7 MB: a budget of 1 MB leaves it out.
+    const small = await call(client, 'analyze_query_indexes', {
+      queries: ['SELECT id FROM orders WHERE customer_id = 42'],
+      max_index_size_mb: 1,
+    });
+    expect(small.structuredContent!['recommendations']).toEqual([]);
     const denied = await call(client, 'analyze_query_indexes', {
       queries: ['SELECT * FROM secret_orders WHERE tenant = 1'],
     });

@@ -16,6 +16,8 @@ export const MIN_GAIN = 0.1;
 /** At most this many candidates are tried (the first ones found) and indexes chosen. */
 export const MAX_CANDIDATES = 40;
 export const MAX_CHOSEN = 10;
+/** At most this many EXPLAINs in one analysis; past it the selection stops with what it has. */
+export const MAX_EXPLAINS = 2000;
 
 export interface WorkloadStatement {
   text: string;
@@ -43,6 +45,8 @@ export interface Advice {
   /** Every statement's cost without and with the recommended indexes. */
   costs: QueryCost[];
   candidatesTried: number;
+  /** The selection stopped at MAX_EXPLAINS before it was done. */
+  stoppedEarly: boolean;
 }
 
 export async function recommendIndexes(
@@ -54,7 +58,10 @@ export async function recommendIndexes(
 ): Promise<Advice> {
   const tried = candidates.slice(0, MAX_CANDIDATES);
   return withHypo(client, hypopg, async (hypo) => {
+    let explains = 0;
+    let stoppedEarly = false;
     const costsOf = async (): Promise<{ cost: number; plan: unknown }[]> => {
+      explains += statements.length;
       const out = [];
       for (const s of statements) out.push(await explainCost(client, s.explainable));
       return out;
@@ -67,18 +74,26 @@ export async function recommendIndexes(
     let remaining = [...tried];
     while (chosen.length < MAX_CHOSEN && remaining.length > 0) {
       let best: { spec: IndexSpec; size: number; total: number } | null = null;
+      const helpful: IndexSpec[] = [];
       for (const spec of remaining) {
+        if (explains + statements.length > MAX_EXPLAINS) {
+          stoppedEarly = true;
+          break;
+        }
         await hypo.reset();
         let size = 0;
         for (const c of [...chosen.map((c) => c.spec), spec]) size += (await hypo.create(c)).size;
         if (size > budgetBytes) continue;
         const total = weighted(await costsOf());
+        if (total < current) helpful.push(spec);
         if (!best || total < best.total) best = { spec, size: size - sizeOf(chosen), total };
       }
       if (!best || current <= 0 || (current - best.total) / current < MIN_GAIN) break;
       chosen.push({ spec: best.spec, size: best.size });
       current = best.total;
-      remaining = remaining.filter((s) => s !== best.spec);
+      // A candidate that lowered nothing this round will not help more next to a better index.
+      remaining = helpful.filter((s) => s !== best.spec);
+      if (stoppedEarly) break;
     }
     // The final set, once more: which plan uses which index.
     await hypo.reset();
@@ -98,7 +113,7 @@ export async function recommendIndexes(
       sizeBytes: c.size,
       queries: costs.filter((_, i) => indexesUsed(final[i]!.plan).includes(names[n]!)),
     }));
-    return { recommendations, costs, candidatesTried: tried.length };
+    return { recommendations, costs, candidatesTried: tried.length, stoppedEarly };
   });
 }
 

@@ -177,6 +177,11 @@ function answer(
     lines.push(
       `- ${q.cost_before} → ${q.cost_after}: ${q.query.replace(/\s+/g, ' ').slice(0, 200)}`,
     );
+  if (advice.stoppedEarly)
+    lines.push(
+      '',
+      'The selection stopped after 2,000 EXPLAINs: fewer statements (or max_index_size_mb) may find more.',
+    );
   if (skipped > 0)
     lines.push(
       '',
@@ -299,7 +304,10 @@ export function createAnalyzeWorkloadIndexesTool(deps: DbaDeps): ToolSpec {
             }
           }
           if (prepared.length === 0) {
-            return { advice: { recommendations: [], costs: [], candidatesTried: 0 }, skipped };
+            return {
+              advice: { recommendations: [], costs: [], candidatesTried: 0, stoppedEarly: false },
+              skipped,
+            };
           }
           return { advice: await advise(client, prepared, budget), skipped };
         },
