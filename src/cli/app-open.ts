@@ -134,6 +134,7 @@ export async function openDatabases(
     ),
   );
   const embeddings = createEmbeddingProviders(config.embeddings);
+  const disabledTools = new Set<string>();
   const catalogs = new Map<string, Catalog>();
   const policyCaches = new Map<string, PolicyCache>();
   const targets: DatabaseTarget[] = opened.map(({ entry, db: target }) => {
@@ -151,6 +152,7 @@ export async function openDatabases(
       signer,
       several ? {} : toolRoles,
       toolEnabled,
+      disabledTools,
       stateServed.get(entry.name) ?? true,
       embeddings,
       policyCache,
@@ -180,8 +182,8 @@ export async function openDatabases(
       toolRoles,
     });
   }
-  for (const [name, settings] of Object.entries(config.tools)) {
-    if (!registry.tool(name) && settings.enabled) {
+  for (const name of Object.keys(config.tools)) {
+    if (!registry.tool(name) && !disabledTools.has(name)) {
       await closeOpened();
       throw configError(
         `tools.${name}: no built-in tool by that name (built-ins: ${registry
@@ -311,6 +313,8 @@ function registerBuiltinsFor(
   signer: Signer,
   toolRoles: Record<string, readonly string[]>,
   toolEnabled: Record<string, boolean>,
+  /** Filled with the built-ins tools.<name>.enabled left out. */
+  disabledTools: Set<string>,
   stateServed: boolean,
   embeddings: EmbeddingProviders,
   policyCache: PolicyCache,
@@ -323,7 +327,7 @@ function registerBuiltinsFor(
       : entry.access.denySchemas,
   });
   const catalog = createCatalog(db, policy, { ttlMs: CATALOG_TTL_MS });
-  registerBuiltins(registry, {
+  const disabled = registerBuiltins(registry, {
     db,
     catalog,
     policy,
@@ -343,6 +347,7 @@ function registerBuiltinsFor(
     policyCache,
     logger,
   });
+  for (const name of disabled) disabledTools.add(name);
   return catalog;
 }
 

@@ -297,4 +297,10 @@ describe.skipIf(!binaries)('DBA tools on the embedded database', () => {
     const health = await call(client, 'analyze_db_health', { health_type: 'index,constraint' });
     expect(health.isError, textOf(health)).toBeFalsy();
   });
+
+  it('a tools.<name> key naming no built-in still stops the start, enabled or not', async () => {
+    await expect(
+      startChatServer({ config: { tools: { get_top_querys: { enabled: false } } } }),
+    ).rejects.toThrow(/tools.get_top_querys: no built-in tool by that name/);
+  });
 });

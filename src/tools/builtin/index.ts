@@ -55,10 +55,15 @@ export interface BuiltinDeps {
   logger?: ScreenLogger;
 }
 
-export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
+/** Registers the built-ins; returns the names of those tools.<name>.enabled left out. */
+export function registerBuiltins(registry: Registry, deps: BuiltinDeps): string[] {
+  const disabled: string[] = [];
   // tools.<name>.roles: only callers with one of the roles may use that tool.
   const add = (spec: ToolSpec): void => {
-    if (deps.toolEnabled?.[spec.name] === false) return;
+    if (deps.toolEnabled?.[spec.name] === false) {
+      disabled.push(spec.name);
+      return;
+    }
     Object.assign(spec, roleGate(deps.toolRoles?.[spec.name] ?? []));
     registry.addTool(spec, { compileOnFirstCall: true });
   };
@@ -135,6 +140,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
     maxRows: deps.limits.maxRows,
   }))
     registry.addPrompt(prompt);
+  return disabled;
 }
 
 export { createCountRowsTool } from './count-rows.js';
