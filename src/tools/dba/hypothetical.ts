@@ -68,7 +68,11 @@ export interface PlanCost {
   plan: Record<string, unknown>;
 }
 
-/** EXPLAIN (FORMAT JSON) of a statement: its plan and total estimated cost. */
+/**
+ * EXPLAIN (FORMAT JSON) of a statement: its plan and total estimated cost. The ANALYZE option
+ * must not be named at all: HypoPG leaves its indexes out of a plan whose EXPLAIN names it,
+ * even as ANALYZE false (execute_explain's form).
+ */
 export async function explainCost(client: pg.ClientBase, sql: string): Promise<PlanCost> {
   const result = await client.query({
     text: `EXPLAIN (FORMAT JSON) ${sql}`,
