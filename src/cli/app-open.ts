@@ -115,6 +115,9 @@ export async function openDatabases(
   const toolRoles = Object.fromEntries(
     Object.entries(config.tools).map(([name, settings]) => [name, settings.roles]),
   );
+  const toolEnabled = Object.fromEntries(
+    Object.entries(config.tools).map(([name, settings]) => [name, settings.enabled]),
+  );
   // Where a served database holds the state schema (tokens, users, sessions, audit) — the
   // embedded database keeps it beside the demo data; a state.url may name a served database in
   // another spelling — it is never served: its hashes are nobody's business. (An active policy
@@ -132,6 +135,7 @@ export async function openDatabases(
     ),
   );
   const embeddings = createEmbeddingProviders(config.embeddings);
+  const disabledTools = new Set<string>();
   const catalogs = new Map<string, Catalog>();
   const policyCaches = new Map<string, PolicyCache>();
   const targets: DatabaseTarget[] = opened.map(({ entry, db: target }) => {
@@ -148,6 +152,8 @@ export async function openDatabases(
       config,
       signer,
       several ? {} : toolRoles,
+      toolEnabled,
+      disabledTools,
       stateServed.get(entry.name) ?? true,
       embeddings,
       policyCache,
@@ -178,7 +184,7 @@ export async function openDatabases(
     });
   }
   for (const name of Object.keys(config.tools)) {
-    if (!registry.tool(name)) {
+    if (!registry.tool(name) && !disabledTools.has(name)) {
       await closeOpened();
       throw configError(
         `tools.${name}: no built-in tool by that name (built-ins: ${registry
@@ -308,6 +314,9 @@ function registerBuiltinsFor(
   config: Config,
   signer: Signer,
   toolRoles: Record<string, readonly string[]>,
+  toolEnabled: Record<string, boolean>,
+  /** Filled with the built-ins tools.<name>.enabled left out. */
+  disabledTools: Set<string>,
   stateServed: boolean,
   embeddings: EmbeddingProviders,
   policyCache: PolicyCache,
@@ -320,7 +329,7 @@ function registerBuiltinsFor(
       : entry.access.denySchemas,
   });
   const catalog = createCatalog(db, policy, { ttlMs: CATALOG_TTL_MS });
-  registerBuiltins(registry, {
+  const disabled = registerBuiltins(registry, {
     db,
     catalog,
     policy,
@@ -335,10 +344,12 @@ function registerBuiltinsFor(
     showQueryText: entry.showQueryText,
     queryDatabase: { maxPlanCost: entry.maxPlanCost, maxPlanRows: entry.maxPlanRows, signer },
     toolRoles,
+    toolEnabled,
     embeddings,
     policyCache,
     logger,
   });
+  for (const name of disabled) disabledTools.add(name);
   return catalog;
 }
 

@@ -106,6 +106,8 @@ const toolsSchema = zod.record(
   section({
     /** Only callers with one of these pgmcp roles may call the tool; empty: everyone. */
     roles: stringList(roleName).default([]),
+    /** false: the tool is not offered at all. */
+    enabled: bool().default(true),
   }),
   { error: 'expected a mapping of tool names to settings' },
 );

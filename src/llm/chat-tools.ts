@@ -2,8 +2,9 @@
 // may use, called in-process with a chat CallContext (never over HTTP) through the same
 // invocation step as an MCP tools/call (tools/invoke.ts: gating, argument and output checks,
 // the outcome by the error table), their results in the MCP shape
-// `{ isError, text, structuredContent? }`. A query_database write needs the person's approval
-// (AI SDK tool approval); the model has no other way to make it run. A tool that fails the same
+// `{ isError, text, structuredContent? }`. A query_database write, and every
+// apply_index_recommendation, needs the person's approval (AI SDK tool approval); the model has
+// no other way to make it run. A tool that fails the same
 // way maxSameFailures times is not run again in the request. Every call the model makes is
 // recorded by that step, as an MCP tools/call is: the exchange log and the audit.
 import { jsonSchema, tool, type ToolSet } from 'ai';
@@ -53,6 +54,10 @@ export interface ChatTools {
 }
 
 const QUERY_TOOL = 'query_database';
+/** Creates an index: always a write, confirmed like query_database's. */
+const APPLY_INDEX_TOOL = 'apply_index_recommendation';
+/** The tools whose writes wait for the person's approval; their `confirm` nonce is not offered. */
+const CONFIRMED_TOOLS = new Set([QUERY_TOOL, APPLY_INDEX_TOOL]);
 /** What the server log says of a bug inside a chat tool call. */
 const BUG_MESSAGE = 'chat tool failed';
 // The routed query_database's "… at postgres://…" suffix naming its database: judged without it.
@@ -79,9 +84,9 @@ function modelNameOf(name: string, taken: Set<string>): string {
   return base;
 }
 
-/** The schema the model sees: query_database without `confirm` (no nonce path in the chat). */
+/** The schema the model sees: the confirmed tools without `confirm` (no nonce path in the chat). */
 function modelSchema(spec: ToolSpec): Record<string, unknown> {
-  if (spec.name !== QUERY_TOOL) return spec.inputSchema;
+  if (!CONFIRMED_TOOLS.has(spec.name)) return spec.inputSchema;
   const properties = { ...((spec.inputSchema['properties'] as Record<string, unknown>) ?? {}) };
   delete properties['confirm'];
   return { ...spec.inputSchema, properties };
@@ -121,10 +126,10 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
     tools[name] = tool<Record<string, unknown>, ChatToolOutput>({
       description: spec.description,
       inputSchema: jsonSchema<Record<string, unknown>>(modelSchema(spec)),
-      ...(registryName === QUERY_TOOL
+      ...(CONFIRMED_TOOLS.has(registryName)
         ? {
             needsApproval: (args: Record<string, unknown>) =>
-              statementWrites(args['query']) &&
+              (registryName === APPLY_INDEX_TOOL || statementWrites(args['query'])) &&
               input.writable(typeof args['database'] === 'string' ? args['database'] : undefined),
           }
         : {}),
@@ -162,10 +167,10 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
         { category: 'input' },
       );
     }
-    if (spec.name === QUERY_TOOL && 'confirm' in args) {
+    if (CONFIRMED_TOOLS.has(spec.name) && 'confirm' in args) {
       return new AppError(
         ErrorCodes.WRITE_NEEDS_APPROVAL,
-        'Not run: in the chat a write runs only when the person approves it; call query_database without confirm.',
+        `Not run: in the chat a write runs only when the person approves it; call ${spec.name} without confirm.`,
         { category: 'input' },
       );
     }

@@ -401,6 +401,24 @@ async function driveQueryDatabase(
 }
 
 async function driveBuiltins(s: Session): Promise<void> {
+  // The DBA tools: neither HypoPG nor pg_stat_statements here (tool errors that say so).
+  await s.ok('analyze_db_health', {});
+  await s.ok('explain_query', { sql: 'SELECT * FROM items WHERE id = 1' });
+  await s.any('explain_query', {
+    sql: 'SELECT * FROM items WHERE id = 1',
+    hypothetical_indexes: [{ table: 'items', columns: ['id'] }],
+  });
+  await s.any('get_top_queries', {});
+  await s.any('analyze_query_indexes', { queries: ['SELECT * FROM items WHERE id = 1'] });
+  await s.any('analyze_workload_indexes', {});
+  // A preview (or the user's no) on the database that allows writes, refused on the other.
+  const apply = await s.ok('apply_index_recommendation', { table: 'items', columns: ['id'] });
+  expect(apply.structuredContent).toMatchObject({ applied: false });
+  await s.any('apply_index_recommendation', {
+    table: 'marker',
+    columns: ['label'],
+    database: 'other',
+  });
   await s.ok('get_schema_info', { table_name: 'items' });
   await s.ok('get_schema_info', { table_name: 'marker', database: 'other' });
   expect((await s.ok('count_rows', { table: 'items' })).structuredContent).toMatchObject({
@@ -558,6 +576,12 @@ describe('output schemas on every path: the embedded database (vector search)', 
         await s.ok('query_database', { query: 'SELECT * FROM demo.sites WHERE false' });
         await s.ok('count_rows', { table: 'sites', schema: 'demo' });
         await s.ok('execute_explain', { query: 'SELECT * FROM demo.sites', analyze: true });
+        await s.ok('explain_query', { sql: 'SELECT * FROM demo.sites' });
+        await s.ok('analyze_db_health', { health_type: 'index,constraint' });
+        await s.any('get_top_queries', {});
+        await s.any('analyze_query_indexes', { queries: ['SELECT * FROM demo.sites'] });
+        await s.any('analyze_workload_indexes', {});
+        await s.any('apply_index_recommendation', { table: 'demo.sites', columns: ['id'] });
         await s.ok('get_schema_info', { schema_name: 'demo', compact: true });
         await s.ok('read_resource', { uri: 'pg://system_info' });
         await s.any('authenticate_user', { username: 'nobody', password: 'nothing' });

@@ -975,9 +975,14 @@ describe('the demo dataset on the embedded database', () => {
   it('registers everything under the expected names', () => {
     const registry: Registry = open.registry;
     expect(registry.tools().map((t) => t.name)).toEqual([
+      'analyze_db_health',
+      'analyze_query_indexes',
+      'analyze_workload_indexes',
       'count_rows',
       'execute_explain',
+      'explain_query',
       'get_schema_info',
+      'get_top_queries',
       'read_resource',
     ]);
     expect(registry.resources().map((r) => r.uri)).toEqual([
@@ -994,6 +999,7 @@ describe('the demo dataset on the embedded database', () => {
     expect(registry.prompts().map((p) => p.name)).toEqual([
       'diagnose_slow_query',
       'explore_database',
+      'tune_database',
       'write_query',
     ]);
     for (const tool of registry.tools()) {

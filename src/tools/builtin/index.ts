@@ -14,6 +14,7 @@ import { createExecuteExplainTool } from '../explain/execute-explain.js';
 import { createGenerateEmbeddingTool } from './generate-embedding.js';
 import { createGetSchemaInfoTool } from './get-schema-info.js';
 import { createBuiltinPrompts } from '../prompts/prompts.js';
+import { createDbaTools } from '../dba/index.js';
 import {
   createQueryDatabaseTool,
   type QueryDatabaseOptions,
@@ -44,6 +45,8 @@ export interface BuiltinDeps {
   queryDatabase?: Pick<QueryDatabaseOptions, 'maxPlanCost' | 'maxPlanRows' | 'signer'>;
   /** tools.<name>.roles from the configuration: who may call each built-in tool. */
   toolRoles?: Readonly<Record<string, readonly string[]>>;
+  /** tools.<name>.enabled from the configuration: false leaves the tool out. */
+  toolEnabled?: Readonly<Record<string, boolean>>;
   /** Embedding providers; without them generate_embedding and similarity_search are not registered. */
   embeddings?: EmbeddingProviders;
   /** query_database's policy lookups kept between calls (invalidate it when the catalog reloads). */
@@ -52,9 +55,15 @@ export interface BuiltinDeps {
   logger?: ScreenLogger;
 }
 
-export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
+/** Registers the built-ins; returns the names of those tools.<name>.enabled left out. */
+export function registerBuiltins(registry: Registry, deps: BuiltinDeps): string[] {
+  const disabled: string[] = [];
   // tools.<name>.roles: only callers with one of the roles may use that tool.
   const add = (spec: ToolSpec): void => {
+    if (deps.toolEnabled?.[spec.name] === false) {
+      disabled.push(spec.name);
+      return;
+    }
     Object.assign(spec, roleGate(deps.toolRoles?.[spec.name] ?? []));
     registry.addTool(spec, { compileOnFirstCall: true });
   };
@@ -104,6 +113,17 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
       }),
     );
   }
+  for (const tool of createDbaTools({
+    db: deps.db,
+    catalog: deps.catalog,
+    policy: deps.policy,
+    statementTimeoutMs: timeout,
+    deniedFunctions: deps.deniedFunctions,
+    writes: deps.queryDatabase
+      ? { signer: deps.queryDatabase.signer, allowed: deps.allowWrites }
+      : null,
+  }))
+    add(tool);
   add(createReadResourceTool(registry, deps.readResource ?? registryReader(registry)));
 
   const { resources, templates } = createBuiltinResources({
@@ -120,6 +140,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): void {
     maxRows: deps.limits.maxRows,
   }))
     registry.addPrompt(prompt);
+  return disabled;
 }
 
 export { createCountRowsTool } from './count-rows.js';

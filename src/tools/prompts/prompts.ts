@@ -267,5 +267,23 @@ export function createBuiltinPrompts(deps: PromptDeps): PromptSpec[] {
     },
   };
 
-  return [exploreDatabase, writeQuery, diagnoseSlowQuery];
+  const tuneDatabase: PromptSpec = {
+    name: 'tune_database',
+    title: 'Tune the database',
+    description:
+      'Find what makes the database slow and what to do: the top queries, index advice for them (hypothetical indexes), then a health check.',
+    async get() {
+      const text = [
+        `Tune the PostgreSQL database ${catalog.databaseName}. Work through these steps and report what you find at each:`,
+        '1. Call get_top_queries with sort_by "total_time" (then "resources") to find the statements that cost the most. If it says pg_stat_statements is missing, tell the user what it says to install and skip to step 4.',
+        '2. Call analyze_query_indexes with the SELECT statements among them (up to 10, as shown; placeholders like $1 are fine) — or analyze_workload_indexes to let it read the workload itself. It tries candidate indexes hypothetically (HypoPG) and recommends only those that lower the estimated cost.',
+        '3. For a recommendation you want to check, call explain_query with the statement and hypothetical_indexes [{"table": …, "columns": […]}] to see the plan and cost with it.',
+        '4. Call analyze_db_health (health_type "all") and list its findings by severity.',
+        '5. Summarise: the CREATE INDEX CONCURRENTLY statements worth running (size, queries helped, cost before and after), and the health findings to fix, each with its action. Do not run DDL yourself; the user decides.',
+      ].join('\n');
+      return userMessage(text, 'Tune the database');
+    },
+  };
+
+  return [exploreDatabase, writeQuery, diagnoseSlowQuery, tuneDatabase];
 }

@@ -22,12 +22,14 @@ function digest(query: string, params: unknown[]): string {
 export function createWriteConfirmations(
   signer: Signer,
   now: () => number = Date.now,
+  /** The tool to call again (named in a refusal). */
+  tool = 'query_database',
 ): WriteConfirmations {
   const used = new Map<string, number>(); // id → expiry
   const refuse = (why: string): AppError =>
     new AppError(
       ErrorCodes.WRITE_NOT_ALLOWED,
-      `The write was not run: ${why} Call query_database without confirm to get a new preview.`,
+      `The write was not run: ${why} Call ${tool} without confirm to get a new preview.`,
       {
         category: 'input',
       },
