@@ -323,9 +323,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const note: NonNullable<RequestScope['note']> = {};
       const outcome = await answer(request, era, channel, note);
       try {
-        options.onExchange(
-          exchangeRecord(request, channel, outcome, note, started, options.registry),
-        );
+        const record = exchangeRecord(request, channel, outcome, note, started, options.registry);
+        options.onExchange({ ...record, era });
       } catch (error) {
         logger.warn({ err: error }, 'exchange hook failed');
       }
