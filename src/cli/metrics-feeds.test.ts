@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ANONYMOUS } from '../core/principal.js';
 import type { Metrics } from '../core/metrics.js';
+import type { EmbeddingProvider } from '../embeddings/index.js';
 import type { ExchangeRecord } from '../tools/handlers/index.js';
-import { countExchanges, toolOutcome } from './metrics-feeds.js';
+import { countEmbeddings, countExchanges, toolOutcome } from './metrics-feeds.js';
 
 function recorder(): { metrics: Metrics; events: [string, unknown][] } {
   const events: [string, unknown][] = [];
@@ -89,6 +90,37 @@ describe('exchange records as metrics', () => {
     expect(events).toEqual([
       ['tool', { tool: 'query_database', database: 'hr', outcome: 'tool_error', seconds: 0.012 }],
       ['pg', { sqlstate: '22012' }],
+    ]);
+  });
+});
+
+describe('embedding requests as metrics', () => {
+  it('counts each request by provider and outcome, the provider otherwise unchanged', async () => {
+    const { metrics, events } = recorder();
+    let fail = false;
+    const provider: EmbeddingProvider = {
+      name: 'offline',
+      model: 'hash-256',
+      dimensions: 256,
+      batchSize: 8,
+      embed: async (texts) => {
+        if (fail) throw new Error('provider down');
+        return { vectors: texts.map(() => [0]) } as never;
+      },
+    };
+    const providers = countEmbeddings(
+      { defaultName: 'offline', names: ['offline'], get: () => provider },
+      metrics,
+    );
+    const counted = providers.get();
+    expect(counted.dimensions).toBe(256);
+    expect(providers.get()).toBe(counted);
+    await counted.embed(['a', 'b']);
+    fail = true;
+    await expect(counted.embed(['c'])).rejects.toThrow('provider down');
+    expect(events.map(([name, event]) => [name, { ...(event as object), seconds: 0 }])).toEqual([
+      ['embedding', { provider: 'offline', outcome: 'ok', texts: 2, seconds: 0 }],
+      ['embedding', { provider: 'offline', outcome: 'error', texts: 1, seconds: 0 }],
     ]);
   });
 });
