@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js';
 import { REPO_ROOT, realPostgres } from '../helpers/postgres.js';
 import {
   freePort,
@@ -162,6 +163,7 @@ describe.skipIf(!db)('/metrics on the main port, probes and request ids', () => 
   let server: HttpServer;
   let admin: string;
   let reader: string;
+  let fakeLlm: FakeLlm;
   const env = (): Record<string, string> => serverEnv({ PGMCP_STATE_URL: db!.adminUrl });
 
   beforeAll(async () => {
@@ -173,6 +175,10 @@ describe.skipIf(!db)('/metrics on the main port, probes and request ids', () => 
       expect(run.code, run.stderr).toBe(0);
       return (JSON.parse(run.stdout) as { token: string }).token;
     };
+    fakeLlm = await startFakeLlm({
+      flavor: 'openai',
+      script: () => ({ text: 'fine', usage: { input: 11, output: 4 } }),
+    });
     admin = await made('ops-admin', ['admin']);
     reader = await made('ops-reader', ['analyst']);
     server = await startHttpServer(['--database', db!.url, '--require-auth'], {
@@ -181,12 +187,16 @@ describe.skipIf(!db)('/metrics on the main port, probes and request ids', () => 
         PGMCP_METRICS_ENABLED: 'true',
         PGMCP_TRUSTED_PROXIES: '127.0.0.1',
         PGMCP_HTTP_DRAIN_MS: '4000',
+        PGMCP_RATE_LIMIT_API: '3',
+        OPENAI_API_KEY: 'sk-test-operations-123456',
+        OPENAI_BASE_URL: fakeLlm.baseUrl,
       },
     });
   }, 120_000);
 
   afterAll(async () => {
     await server?.stop();
+    await fakeLlm?.close();
   });
 
   it('needs a token with the admin role', async () => {
@@ -265,6 +275,31 @@ describe.skipIf(!db)('/metrics on the main port, probes and request ids', () => 
         .filter((l) => l.requestId === `${id}-refused`)
         .map((l) => l.msg),
     ).toEqual(['request refused by the Host/Origin policy']);
+  });
+
+  it('counts model calls with their tokens, and rate-limit refusals by family', async () => {
+    const bearer = { authorization: `Bearer ${reader}`, 'content-type': 'application/json' };
+    const chat = await rawHttp(`${server.origin}/api/llm/chat`, {
+      method: 'POST',
+      headers: bearer,
+      body: { provider: 'openai', messages: [{ role: 'user', content: 'hi' }] },
+    });
+    expect(chat.status, chat.text).toBe(200);
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const listed = await rawHttp(`${server.origin}/api/llm/providers`, { headers: bearer });
+      statuses.push(listed.status);
+    }
+    expect(statuses).toContain(429);
+    const scraped = await rawHttp(`${server.origin}/metrics`, {
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    const line = (prefix: string): string | undefined =>
+      scraped.text.split('\n').find((l) => l.startsWith(prefix));
+    expect(line('pgmcp_llm_requests_total{provider="openai"')).toMatch(/outcome="ok"} 1$/);
+    expect(line('pgmcp_llm_tokens_total{provider="openai"')).toMatch(/direction="in"} 11$/);
+    expect(scraped.text).toMatch(/pgmcp_llm_tokens_total\{[^}]*direction="out"\} 4\n/);
+    expect(scraped.text).toContain('pgmcp_rate_limited_total{family="api"} 1');
   });
 
   it('drains on SIGTERM: /ready answers 503 while requests are still served, then it exits', async () => {
