@@ -129,6 +129,12 @@ export function createPromMetrics(): PromMetrics {
     'Texts sent to embedding providers.',
     ['provider'],
   );
+  const embeddingSeconds = histogram(
+    'pgmcp_embedding_request_duration_seconds',
+    'Embedding request latency by provider.',
+    ['provider'],
+    LLM_BUCKETS,
+  );
 
   gauge('pgmcp_pool_connections_max', "Each database pool's size.", ['database'], (g) => {
     for (const { database, stats } of sources.pools?.() ?? []) g.set({ database }, stats.max);
@@ -201,8 +207,9 @@ export function createPromMetrics(): PromMetrics {
       if (inputTokens > 0) llmTokens.inc({ provider, model, direction: 'in' }, inputTokens);
       if (outputTokens > 0) llmTokens.inc({ provider, model, direction: 'out' }, outputTokens);
     },
-    embeddingRequest({ provider, outcome, texts }) {
+    embeddingRequest({ provider, outcome, texts, seconds }) {
       embeddings.inc({ provider, outcome });
+      embeddingSeconds.observe({ provider }, seconds);
       if (texts > 0) embeddedTexts.inc({ provider }, texts);
     },
   };
