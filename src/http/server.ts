@@ -50,7 +50,7 @@ export interface HttpServerDeps {
   /** Who may call; absent: everyone is anonymous and nothing requires authentication. */
   auth?: Omit<HttpAuthOptions, 'mcpPaths' | 'logger'>;
   /** The REST API under /api (absent: no /api routes). */
-  api?: Omit<ApiDeps, 'logger' | 'clientAddress' | 'signInRequired'>;
+  api?: Omit<ApiDeps, 'logger' | 'clientAddress' | 'signInRequired' | 'metrics'>;
   health(): Promise<HealthReport>;
   /** The built-in OAuth authorization server (auth.oauth.server.enabled); needs auth.oauth. */
   oauthServer?: Omit<OAuthServerRoutes, 'discovery'>;
@@ -175,6 +175,7 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
       ...deps.api,
       logger,
       clientAddress: (req) => req.ip,
+      metrics,
       // The same flag the authentication hook refuses anonymous /api callers by.
       signInRequired: deps.auth?.required ?? false,
     });

@@ -277,7 +277,13 @@ describe.skipIf(!db)('/metrics on the main port, probes and request ids', () => 
     ).toEqual(['request refused by the Host/Origin policy']);
   });
 
-  it('counts model calls with their tokens, and rate-limit refusals by family', async () => {
+  it('counts failed sign-ins, model calls with their tokens, and rate-limit refusals by family', async () => {
+    const login = await rawHttp(`${server.origin}/api/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: { username: 'nobody', password: 'wrong-password' },
+    });
+    expect(login.status).toBe(401);
     const bearer = { authorization: `Bearer ${reader}`, 'content-type': 'application/json' };
     const chat = await rawHttp(`${server.origin}/api/llm/chat`, {
       method: 'POST',
@@ -299,7 +305,8 @@ describe.skipIf(!db)('/metrics on the main port, probes and request ids', () => 
     expect(line('pgmcp_llm_requests_total{provider="openai"')).toMatch(/outcome="ok"} 1$/);
     expect(line('pgmcp_llm_tokens_total{provider="openai"')).toMatch(/direction="in"} 11$/);
     expect(scraped.text).toMatch(/pgmcp_llm_tokens_total\{[^}]*direction="out"\} 4\n/);
-    expect(scraped.text).toContain('pgmcp_rate_limited_total{family="api"} 1');
+    expect(scraped.text).toMatch(/^pgmcp_rate_limited_total\{family="api"\} [1-9]\d*$/m);
+    expect(scraped.text).toContain('pgmcp_auth_failures_total{reason="login_failed"} 1');
   });
 
   it('drains on SIGTERM: /ready answers 503 while requests are still served, then it exits', async () => {
