@@ -302,6 +302,12 @@ async function startPgmcp(profileDir) {
   // schema mcp (where it exists the log is on by default: one row per request answered), and a
   // registry the bench found is not filled with its requests.
   env.PGMCP_EXCHANGE_LOG = 'false';
+  // BENCH_METRICS=1: the same server with Prometheus metrics on (their own loopback port), to
+  // measure what counting costs a request.
+  if (process.env.BENCH_METRICS === '1') {
+    env.PGMCP_METRICS_ENABLED = 'true';
+    env.PGMCP_METRICS_LISTEN = '127.0.0.1:0';
+  }
   const args = [
     ...profileFlags(profileDir),
     path.join(root, 'bin', 'pgmcp'),

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/index.js';
 import type { Catalog } from '../catalog/index.js';
+import type { Metrics } from '../core/metrics.js';
 import type { DatabaseDirectory } from '../tools/databases.js';
 import type { Registry } from '../tools/registry.js';
 import type { ApiLlmDeps } from './llm-routes.js';
@@ -27,4 +28,6 @@ export interface ApiDeps {
   signInRequired?: boolean;
   /** The caller's address as the HTTP layer trusts it (proxy headers or the socket). */
   clientAddress(request: FastifyRequest): string;
+  /** Counts failed sign-ins (the HTTP layer counts refused bearers itself). */
+  metrics?: Metrics;
 }

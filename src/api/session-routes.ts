@@ -3,6 +3,7 @@
 // anonymous answer also says whether the server requires a sign-in, so a client (the web page)
 // learns it from a request that succeeds instead of probing a guarded route for a 401.
 import type { FastifyInstance } from 'fastify';
+import { ErrorCodes, isAppError } from '../core/errors.js';
 import type { ApiDeps } from './deps.js';
 import { ApiError } from './errors.js';
 import { bearerOf, signedIn } from './guard.js';
@@ -49,7 +50,16 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ApiDeps): vo
       const { username, password } = request.body;
       // Wrong name, wrong password, disabled user: one answer (PGMCP603); a lock (PGMCP604)
       // counts names whether or not such a user exists. Both become 401 in the error handler.
-      const session = await auth.sessions.login(username, password, deps.clientAddress(request));
+      const session = await auth.sessions
+        .login(username, password, deps.clientAddress(request))
+        .catch((error: unknown) => {
+          const code = isAppError(error) ? error.code : null;
+          if (code === ErrorCodes.LOGIN_FAILED || code === ErrorCodes.LOGIN_LOCKED) {
+            const reason = code === ErrorCodes.LOGIN_LOCKED ? 'login_locked' : 'login_failed';
+            deps.metrics?.authFailure({ reason });
+          }
+          throw error;
+        });
       return { session_token: session.sessionToken, expires_at: session.expiresAt.toISOString() };
     },
   );

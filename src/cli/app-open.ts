@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/index.js';
 import type { Config, ResolvedDatabase } from '../config/index.js';
 import { ErrorCodes, isAppError } from '../core/errors.js';
+import { NO_METRICS, type Metrics } from '../core/metrics.js';
 import type { Signer } from '../core/signed.js';
 import { registerDatabaseRouting } from '../tools/database-routing.js';
 import {
@@ -31,6 +32,7 @@ import { createLiveCatalog, nameClashError, type LiveCatalog } from '../tools/li
 import { createDatabaseCatalogs } from '../tools/database-catalog.js';
 import { createRegistry, type Registry } from '../tools/registry.js';
 import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../tools/sql-guard.js';
+import { countEmbeddings } from './metrics-feeds.js';
 
 /** The state database's schema (auth/); denied to every tool. */
 const STATE_SCHEMA = 'pgmcp';
@@ -67,6 +69,7 @@ export async function openDatabases(
   resolved: readonly ResolvedDatabase[],
   registry: Registry,
   signer: Signer,
+  metrics: Metrics = NO_METRICS,
 ): Promise<OpenedDatabases> {
   const several = resolved.length > 1;
   const opened: { entry: ResolvedDatabase; db: Database }[] = [];
@@ -134,7 +137,7 @@ export async function openDatabases(
       ),
     ),
   );
-  const embeddings = createEmbeddingProviders(config.embeddings);
+  const embeddings = countEmbeddings(createEmbeddingProviders(config.embeddings), metrics);
   const disabledTools = new Set<string>();
   const catalogs = new Map<string, Catalog>();
   const policyCaches = new Map<string, PolicyCache>();

@@ -8,6 +8,7 @@ import type { DatabaseDirectory } from '../tools/databases.js';
 import type { Database } from '../db/database.js';
 import { databaseNameOf } from '../db/names.js';
 import { createDispatcher, type Dispatcher } from '../mcp/dispatcher.js';
+import type { Metrics } from '../core/metrics.js';
 import { createSigner } from '../core/signed.js';
 import type { ExchangeLog, ExchangeRecord } from '../tools/handlers/index.js';
 import { createRegistry, type Registry } from '../tools/registry.js';
@@ -19,6 +20,8 @@ export interface App {
   db: Database;
   /** The embedded PGlite when one of the databases is it (the state may live beside it). */
   embeddedDb: Database | null;
+  /** Every configured database by its configured name (the metrics read their pools). */
+  databases: readonly { name: string; db: Database }[];
   /** Every configured database, who may use which, and each caller's selection. */
   directory: DatabaseDirectory;
   registry: Registry;
@@ -58,6 +61,8 @@ export interface AppStart {
    * (the caller resolves it once the app and its own setup, such as the audit, are complete).
    */
   ready?: Promise<unknown>;
+  /** Where embedding requests are counted (metrics.enabled). */
+  metrics?: Metrics;
 }
 
 /** The name a database is served under (serverInfo.name unless server.name says otherwise). */
@@ -116,6 +121,7 @@ export async function createApp(
     resolved,
     registry,
     signer,
+    start.metrics,
   );
   exchangeLog = rest.exchangeLog;
   const db = main.db;
@@ -127,6 +133,7 @@ export async function createApp(
     config,
     db,
     embeddedDb: opened.find(({ db: d }) => d.kind === 'embedded')?.db ?? null,
+    databases: opened.map(({ entry, db: d }) => ({ name: entry.name, db: d })),
     directory,
     registry,
     catalogOf: (name) => catalogs.get(name),

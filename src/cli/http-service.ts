@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { openAuth, type Authenticator } from '../auth/index.js';
 import { createAuthorizationServer } from '../auth/oauth/authorization-server.js';
 import type { Config } from '../config/index.js';
+import { NO_METRICS } from '../core/metrics.js';
 import { createHttpOAuth } from '../http/oauth-setup.js';
 import { isLoopbackAddress } from '../http/origin.js';
 import { createHttpServer, type HttpServer } from '../http/server.js';
@@ -14,6 +15,8 @@ import { registerAuthenticateUser } from '../tools/builtin/index.js';
 import type { App } from './app.js';
 import { auditToolCalls } from './audit-tool-calls.js';
 import { llmDeps } from './llm.js';
+import type { PromMetrics } from './metrics.js';
+import { appReadiness, type Phase } from './readiness.js';
 import { VERSION } from './version.js';
 
 export interface HttpService {
@@ -25,12 +28,21 @@ export interface HttpService {
   close(): Promise<void>;
 }
 
+/** What `serve` adds for operations: the metrics (metrics.enabled) and its phase for /ready. */
+export interface ServiceObservability {
+  metrics: PromMetrics | null;
+  phase(): Phase;
+}
+
 export async function openHttpService(
   config: Config,
   app: App,
   logger: Logger,
   tls: TlsMaterial | null = null,
+  observability: ServiceObservability = { metrics: null, phase: () => 'serving' },
 ): Promise<HttpService> {
+  const prom = observability.metrics;
+  const metrics = prom ?? NO_METRICS;
   const loopback = isLoopbackAddress(config.http.host);
   const required = config.auth.required ?? !loopback;
   // On the embedded default the state lives beside the demo data, on the same connection.
@@ -88,7 +100,7 @@ export async function openHttpService(
       registry: app.registry,
       catalogOf: app.catalogOf,
       version: VERSION,
-      llm: llmDeps(config, app, logger, process.env, auth),
+      llm: llmDeps(config, app, logger, process.env, auth, metrics),
     },
     ...(authorizationServer
       ? {
@@ -100,6 +112,14 @@ export async function openHttpService(
         }
       : {}),
     health: () => app.health(),
+    readiness: appReadiness(app.db, auth.db, observability.phase),
+    metrics,
+    // On the main port only when it has no address of its own (metrics.listen).
+    ...(prom && config.metrics.listen === null
+      ? {
+          metricsRoute: { exposition: prom, allowAnonymous: config.metrics.allowAnonymous },
+        }
+      : {}),
     edge: { corsOrigins: config.http.cors.origins, rateLimit: config.rateLimit, tls },
     web: { root: defaultWebRoot() },
   });

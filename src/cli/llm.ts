@@ -3,6 +3,7 @@
 // the log at debug level instead of the console.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { Metrics } from '../core/metrics.js';
 import type { ModelMessage } from 'ai';
 import type { ApiLlmDeps } from '../api/index.js';
 import type { Authenticator } from '../auth/index.js';
@@ -26,6 +27,7 @@ export function llmDeps(
   logger: Logger,
   env: NodeJS.ProcessEnv = process.env,
   auth?: Pick<Authenticator, 'conversations'>,
+  metrics?: Metrics,
 ): ApiLlmDeps {
   globalThis.AI_SDK_LOG_WARNINGS = (options) => {
     for (const warning of options.warnings) {
@@ -33,7 +35,7 @@ export function llmDeps(
     }
   };
   return {
-    providers: createLlmProviders(config.llm, env),
+    providers: createLlmProviders(config.llm, env, metrics),
     llm: config.llm,
     registry: app.registry,
     directory: app.directory,

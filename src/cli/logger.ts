@@ -1,5 +1,6 @@
 // Logs always go to stderr: in stdio mode stdout belongs to the protocol.
 import { pino, type Logger } from 'pino';
+import { currentRequestId } from '../core/request-scope.js';
 
 export function createLogger(level: string): Logger {
   return pino(
@@ -9,6 +10,11 @@ export function createLogger(level: string): Logger {
       redact: {
         paths: ['*.password', '*.connectionString', 'password', 'connectionString'],
         censor: '****',
+      },
+      // Every line written while an HTTP request is served names it (X-Request-Id).
+      mixin() {
+        const requestId = currentRequestId();
+        return requestId === null ? {} : { requestId };
       },
     },
     pino.destination({ fd: 2, sync: false }),

@@ -13,6 +13,8 @@ import type { Dispatcher } from '../mcp/dispatcher.js';
 import { createApp, type App } from './app.js';
 import { auditToolCalls } from './audit-tool-calls.js';
 import type { HttpService } from './http-service.js';
+import type { MetricsService } from './metrics-serve.js';
+import type { Phase } from './readiness.js';
 import { createLogger } from './logger.js';
 import { startTracing } from './telemetry.js';
 import { VERSION } from './version.js';
@@ -61,6 +63,10 @@ export async function serve(config: Config, composition: ServeComposition = {}):
   });
   ready.catch(() => undefined); // a failed start exits the process; no request need hear of it
   const principal = stdioPrincipal(config);
+  // /ready: starting until the server has said where it serves, draining once told to stop.
+  let phase: Phase = 'starting';
+  const prom =
+    web && config.metrics.enabled ? (await import('./metrics.js')).createPromMetrics() : null;
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
     app = await createApp(
@@ -79,7 +85,9 @@ export async function serve(config: Config, composition: ServeComposition = {}):
               });
             },
           }
-        : {},
+        : prom
+          ? { metrics: prom }
+          : {},
     );
   } catch (error) {
     markFailed(error);
@@ -92,6 +100,12 @@ export async function serve(config: Config, composition: ServeComposition = {}):
     stopping = true;
     logger.info({ why }, 'shutting down');
     let exitCode = code;
+    if (phase === 'serving' && config.http.drainMs > 0) {
+      // /ready answers 503 while requests are still served, so load balancers move away first.
+      phase = 'draining';
+      logger.info({ drainMs: config.http.drainMs }, 'draining');
+      await new Promise((resolve) => setTimeout(resolve, config.http.drainMs));
+    }
     try {
       await Promise.race([
         closeAll().finally(() => tracing?.shutdown()),
@@ -159,12 +173,14 @@ export async function serve(config: Config, composition: ServeComposition = {}):
       dispatcher === app.dispatcher ? app : { ...app, dispatcher },
       logger,
       tls,
+      { metrics: prom, phase: () => phase },
     );
   } catch (error) {
     await app.close();
     throw error;
   }
   const { http, auth, required } = service;
+  let metricsService: MetricsService | null = null;
   if (!required && !isLoopbackAddress(config.http.host)) {
     logger.warn(
       { host: config.http.host },
@@ -173,6 +189,7 @@ export async function serve(config: Config, composition: ServeComposition = {}):
   }
   closeAll = async () => {
     app.shutdown.abort();
+    await metricsService?.close();
     await service.close();
     await app.close();
   };
@@ -183,6 +200,13 @@ export async function serve(config: Config, composition: ServeComposition = {}):
     await closeAll().catch(() => undefined);
     throw configError(problem, 'http');
   });
+  if (prom) {
+    const { serveMetrics } = await import('./metrics-serve.js');
+    metricsService = await serveMetrics(config, app, http, prom, logger).catch(async (error) => {
+      await closeAll().catch(() => undefined);
+      throw error;
+    });
+  }
   if (!isLoopbackAddress(config.http.host) && config.http.allowedHosts.length === 0) {
     // Without an allow-list any Host passes, and a browser page on another name could reach
     // this server through DNS rebinding.
@@ -218,8 +242,10 @@ export async function serve(config: Config, composition: ServeComposition = {}):
             '',
           ]
         : []),
+      ...(metricsService?.url ? [`metrics: ${metricsService.url}`, ''] : []),
     ].join('\n'),
   );
+  phase = 'serving';
 }
 
 /** Fails with a message that says what to do when the HTTP address cannot be bound. */

@@ -54,6 +54,7 @@ describe('loadConfig defaults', () => {
         sessionIdleTimeoutMs: 1800000,
         eventStoreSize: 1000,
         keepAliveMs: 15000,
+        drainMs: 0,
         tls: { cert: null, key: null },
         cors: { origins: [] },
       },
@@ -125,6 +126,7 @@ describe('loadConfig defaults', () => {
       registry: { mode: 'auto' },
       telemetry: { otlpEndpoint: null, includeSql: false, sqlComment: false },
       log: { level: 'info' },
+      metrics: { enabled: false, listen: null, allowAnonymous: false },
       rateLimit: {
         requestsPerMinute: null,
         routes: {},
@@ -334,7 +336,7 @@ describe('file errors', () => {
     expect(error.details).toEqual({ key: 'http', source: path });
     expect(error.message).toBe(
       `http: unknown keys "prot", "hots" (valid keys: host, port, path, allowedOrigins, allowedHosts, ` +
-        `bodyLimitBytes, sessionIdleTimeoutMs, eventStoreSize, keepAliveMs, tls, cors) (from ${path})`,
+        `bodyLimitBytes, sessionIdleTimeoutMs, eventStoreSize, keepAliveMs, drainMs, tls, cors) (from ${path})`,
     );
   });
 

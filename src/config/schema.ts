@@ -60,6 +60,8 @@ const httpSchema = section({
   sessionIdleTimeoutMs: intIn(1).default(1_800_000),
   eventStoreSize: intIn(1).default(1000),
   keepAliveMs: intIn(0).default(15_000),
+  /** After SIGTERM, how long /ready answers 503 while requests are still served, before closing. */
+  drainMs: intIn(0).default(0),
   // --- edge: TLS and CORS ---
   /** Serve HTTPS with this PEM certificate (chain) and private key; both or neither. */
   tls: section({
@@ -140,6 +142,26 @@ const rateLimitSchema = section({
   redisKeyPrefix: text().default('pgmcp:ratelimit:'),
 });
 
+// --- operability: Prometheus metrics ---
+const listenAddress = zod
+  .string({ error: 'expected HOST:PORT or null' })
+  .regex(/^(\[[0-9A-Fa-f:.]+\]|[^\s:[\]]+):\d{1,5}$/, {
+    error: 'expected HOST:PORT (an IPv6 host in brackets: [::1]:9464)',
+  })
+  .refine((value) => Number(value.slice(value.lastIndexOf(':') + 1)) <= 65535, {
+    error: 'expected a port 0–65535',
+  })
+  .nullable();
+
+const metricsSchema = section({
+  /** Serve GET /metrics in the Prometheus text format. */
+  enabled: bool().default(false),
+  /** Serve it on this address only (not on the main port); null: on the main port. */
+  listen: listenAddress.default(null),
+  /** On the main port, /metrics without an admin token. */
+  allowAnonymous: bool().default(false),
+});
+
 const logSchema = section({
   level: zod
     .enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` })
@@ -178,6 +200,7 @@ export const SECTIONS = {
   auth: authSchema,
   audit: auditSchema,
   log: logSchema,
+  metrics: metricsSchema,
   rateLimit: rateLimitSchema,
   embeddings: embeddingsSchema,
   llm: llmSchema,
@@ -202,6 +225,7 @@ export const configSchema = zod.strictObject(
     audit: SECTIONS.audit.prefault({}),
     tools: toolsSchema.default({}),
     log: SECTIONS.log.prefault({}),
+    metrics: SECTIONS.metrics.prefault({}),
     rateLimit: SECTIONS.rateLimit.prefault({}),
     embeddings: SECTIONS.embeddings.prefault({}),
     llm: SECTIONS.llm.prefault({}),

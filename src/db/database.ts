@@ -12,6 +12,7 @@ import type { EmbeddedDatabase } from './embedded/index.js';
 import { driverUrl } from './driver-url.js';
 import { connectFailure, fromPgError } from './errors.js';
 import { databaseNameOf } from './names.js';
+import { poolStatsOf, type PoolStats } from './pool-stats.js';
 import { tracedClient } from './traced.js';
 import {
   runPipelined,
@@ -80,6 +81,8 @@ export interface Database {
   /** A new connection outside the pool (LISTEN needs its own); the caller ends it. */
   openClient(extra?: pg.ClientConfig): pg.Client;
   health(): Promise<{ ok: boolean; database: string }>;
+  /** The pool's connections now: its size, open, idle and callers waiting (for metrics). */
+  poolStats(): PoolStats;
   close(): Promise<void>;
 }
 
@@ -383,14 +386,12 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     runStatement,
     openClient: (extra = {}) =>
       new pg.Client({ ...poolConfig, types: PG_TYPES, connectionTimeoutMillis: 10_000, ...extra }),
-    async health() {
-      try {
-        await pool.query('SELECT 1');
-        return { ok: true, database: 'up' };
-      } catch {
-        return { ok: false, database: 'unreachable' };
-      }
-    },
+    health: () =>
+      pool.query('SELECT 1').then(
+        () => ({ ok: true, database: 'up' }),
+        () => ({ ok: false, database: 'unreachable' }),
+      ),
+    poolStats: () => poolStatsOf(pool),
     async close() {
       await pool.end().catch(() => undefined);
       await embedded?.stop();

@@ -2,7 +2,6 @@
 // token or login session, checked by auth/), else a trusted proxy's identity headers, else
 // anonymous. A request that needs more than it brought is answered here with 401 (and the
 // challenge) or 403, before any route runs.
-import { BlockList, isIP } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import '../api/fastify-types.js';
@@ -17,12 +16,14 @@ import {
 import type { ResourceServer } from '../auth/oauth/resource-server.js';
 import { HTTP_REFUSALS } from '../core/error-table.js';
 import { ErrorCodes } from '../core/errors.js';
+import type { Metrics } from '../core/metrics.js';
 import { ANONYMOUS, holdsRole, type Principal } from '../core/principal.js';
 import { Refusals, rolesMissing } from '../core/refusals.js';
 import { challenge, type ChallengeKind } from './challenge.js';
 import type { OAuthDiscovery } from './oauth-discovery.js';
 import { declarePrincipal } from './principal.js';
 import { refuse as refuseWith } from './refuse.js';
+import { createTrustedPeers } from './trusted-peers.js';
 
 /** Checks a bearer token: a principal, or why it was refused. */
 export interface BearerVerifier {
@@ -40,11 +41,15 @@ export interface HttpAuthOptions {
   proxyHeaders: { userId: string; tenantId: string; roles: string | null };
   /** The MCP endpoint's paths; /api/* is guarded too. */
   mcpPaths: readonly string[];
+  /** Other paths whose callers are authenticated (/metrics on the main port). */
+  guardedPaths?: readonly string[];
   logger: Logger;
   /** OAuth resource server (auth.oauth): tokens that are not pgmcp's own, and discovery. */
   oauth?: HttpOAuth | null;
   /** How often the credentials behind open streams are re-checked (auth.cacheTtlMs). */
   streamRecheckMs?: number;
+  /** Counts refusals by the challenge's kind. */
+  metrics?: Metrics;
 }
 
 export interface HttpOAuth {
@@ -76,18 +81,7 @@ export function principalKey(principal: Principal): string {
 
 export function registerAuthentication(app: FastifyInstance, options: HttpAuthOptions): void {
   const { logger } = options;
-  const proxies = new BlockList();
-  for (const entry of options.trustedProxies) {
-    const [address, bits] = entry.split('/');
-    const family = isIP(address ?? '') === 6 ? 'ipv6' : 'ipv4';
-    if (bits === undefined) proxies.addAddress(address!, family);
-    else proxies.addSubnet(address!, Number(bits), family);
-  }
-  const trusted = (address: string | undefined): boolean => {
-    if (!address || options.trustedProxies.length === 0) return false;
-    const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
-    return proxies.check(v4, isIP(v4) === 6 ? 'ipv6' : 'ipv4');
-  };
+  const trusted = createTrustedPeers(options.trustedProxies);
   let warnedSpoof = false;
 
   const oauth = options.oauth ?? null;
@@ -99,6 +93,7 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
     message: string,
     extra: { code?: string; roles?: readonly string[] } = {},
   ): FastifyReply => {
+    options.metrics?.authFailure({ reason: kind });
     const description = kind === 'missing' ? undefined : message;
     reply.header(
       'www-authenticate',
@@ -118,6 +113,7 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
 
   /** A token pgmcp cannot judge now (its issuer is unreachable): 503, never a hang or a 500. */
   const unavailable = (req: FastifyRequest, reply: FastifyReply, failure: AuthFailure) => {
+    options.metrics?.authFailure({ reason: 'issuer_unavailable' });
     const message = failure.description ?? 'The token issuer cannot be reached right now.';
     reply.header('retry-after', String(UNAVAILABLE_RETRY_S));
     return refuseWith(req, reply, HTTP_REFUSALS.ISSUER_UNAVAILABLE, message, {
@@ -167,7 +163,11 @@ export function registerAuthentication(app: FastifyInstance, options: HttpAuthOp
   const isApi = (req: FastifyRequest): boolean => (req.routeOptions.url ?? '').startsWith('/api/');
   const guarded = (req: FastifyRequest): boolean => {
     const route = req.routeOptions.url ?? '';
-    return options.mcpPaths.includes(route) || route.startsWith('/api/');
+    return (
+      options.mcpPaths.includes(route) ||
+      route.startsWith('/api/') ||
+      (options.guardedPaths?.includes(route) ?? false)
+    );
   };
 
   declarePrincipal(app);

@@ -3,6 +3,7 @@
 // and headers reach /mcp and every /api route added later.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { Metrics } from '../core/metrics.js';
 import { registerCors } from './cors.js';
 import type { OriginPolicy } from './origin.js';
 import { declarePrincipal } from './principal.js';
@@ -30,8 +31,13 @@ export const NO_EDGE: EdgeOptions = {
 
 export function registerEdge(
   app: FastifyInstance,
-  options: EdgeOptions & { mcpPaths: readonly string[]; policy: OriginPolicy; logger: Logger },
-): void {
+  options: EdgeOptions & {
+    mcpPaths: readonly string[];
+    policy: OriginPolicy;
+    logger: Logger;
+    metrics?: Metrics;
+  },
+): { redisUp: (() => boolean) | null } {
   declarePrincipal(app);
   registerCors(app, {
     origins: options.corsOrigins,
@@ -40,9 +46,10 @@ export function registerEdge(
     logger: options.logger,
   });
   registerApiSecurityHeaders(app);
-  registerRateLimits(app, {
+  return registerRateLimits(app, {
     settings: options.rateLimit,
     mcpPaths: options.mcpPaths,
     logger: options.logger,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
 }

@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { HTTP_REFUSALS, RpcCodes } from '../core/error-table.js';
 import { declarePrincipal } from './principal.js';
+import type { Metrics } from '../core/metrics.js';
 import { answerForm, refuse } from './refuse.js';
 import { isApiPath } from './security-headers.js';
 
@@ -108,11 +109,16 @@ function callerKey(req: FastifyRequest): string {
  */
 export function registerRateLimits(
   app: FastifyInstance,
-  options: { settings: RateLimitSettings; mcpPaths: readonly string[]; logger: Logger },
-): void {
+  options: {
+    settings: RateLimitSettings;
+    mcpPaths: readonly string[];
+    logger: Logger;
+    metrics?: Metrics;
+  },
+): { redisUp: (() => boolean) | null } {
   const { settings, mcpPaths, logger } = options;
   declarePrincipal(app);
-  if (!rateLimitsEnabled(settings)) return;
+  if (!rateLimitsEnabled(settings)) return { redisUp: null };
 
   const budgets = new WeakMap<FastifyRequest, Budget>();
   const limiterOptions = {
@@ -129,8 +135,10 @@ export function registerRateLimits(
     await scope.register(fastifyRateLimit, limiterOptions);
     local = scope.createRateLimit() as Check;
   });
+  let redisUp: (() => boolean) | null = null;
   if (settings.redis !== null) {
     const redis = connectRedis(settings.redis, logger);
+    redisUp = () => redis.status === 'ready';
     app.addHook('onClose', async () => redis.disconnect());
     app.register(async (scope) => {
       // Counting starts in Redis from the first request, unless Redis is not there to count.
@@ -179,6 +187,7 @@ export function registerRateLimits(
       reply.header('x-ratelimit-reset', resetSeconds);
       if (!result.isExceeded) return undefined;
       reply.header('retry-after', resetSeconds);
+      options.metrics?.rateLimited({ family: budget.family });
       const message = `Too many requests: at most ${result.max} a minute on ${budget.family}; retry in ${resetSeconds} s.`;
       return refuse(req, reply, HTTP_REFUSALS.RATE_LIMITED, message, {
         data: { retryAfter: resetSeconds },
@@ -188,6 +197,7 @@ export function registerRateLimits(
     const existing = route.preValidation;
     route.preValidation = existing === undefined ? [limit] : [existing, limit].flat();
   });
+  return { redisUp };
 }
 
 function connectRedis(url: string, logger: Logger): Redis {

@@ -1,8 +1,10 @@
 // Fastify composition of the HTTP side: Host/Origin checks, the MCP endpoint (and its
-// /v1 alias) and /health. Bodies are taken as text so bad JSON gets a JSON-RPC answer.
+// /v1 alias), /health, the probes (/live, /ready) and /metrics. Bodies are taken as text so
+// bad JSON gets a JSON-RPC answer.
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { clientError, HTTP_REFUSALS } from '../core/error-table.js';
+import { NO_METRICS, type Metrics } from '../core/metrics.js';
 import type { Dispatcher } from '../mcp/dispatcher.js';
 import { registerApiRoutes, type ApiDeps } from '../api/index.js';
 import { registerAuthentication, type HttpAuthOptions } from './authenticate.js';
@@ -10,6 +12,10 @@ import { NO_EDGE, registerEdge, type EdgeOptions } from './edge.js';
 import { registerHeaderGuard } from './header-guard.js';
 import { registerTracing } from './trace.js';
 import { registerMcpRoutes } from './mcp-route.js';
+import { METRICS_PATH, registerMetricsRoute, type MetricsExposition } from './metrics-route.js';
+import { registerObservation, requestIdGenerator } from './observe.js';
+import { readinessOf, registerProbes, type Readiness } from './probes.js';
+import { createTrustedPeers } from './trusted-peers.js';
 import { registerOAuthServer, type OAuthServerRoutes } from './oauth-server/index.js';
 import { createOriginPolicy } from './origin.js';
 import { refuse } from './refuse.js';
@@ -45,7 +51,7 @@ export interface HttpServerDeps {
   /** Who may call; absent: everyone is anonymous and nothing requires authentication. */
   auth?: Omit<HttpAuthOptions, 'mcpPaths' | 'logger'>;
   /** The REST API under /api (absent: no /api routes). */
-  api?: Omit<ApiDeps, 'logger' | 'clientAddress' | 'signInRequired'>;
+  api?: Omit<ApiDeps, 'logger' | 'clientAddress' | 'signInRequired' | 'metrics'>;
   health(): Promise<HealthReport>;
   /** The built-in OAuth authorization server (auth.oauth.server.enabled); needs auth.oauth. */
   oauthServer?: Omit<OAuthServerRoutes, 'discovery'>;
@@ -53,11 +59,19 @@ export interface HttpServerDeps {
   edge?: EdgeOptions;
   /** The web client at / (web-client.ts): the directory of its build; absent: no web client. */
   web?: { root: string };
+  /** Counts requests, refusals and sessions; absent: nothing is counted. */
+  metrics?: Metrics;
+  /** GET /metrics on this port (absent: not served here; see metrics-route.ts). */
+  metricsRoute?: { exposition: MetricsExposition; allowAnonymous: boolean };
+  /** What /ready checks besides Redis (absent: ready whenever the server answers). */
+  readiness?(): Promise<Readiness>;
 }
 
 export interface HttpServer {
   readonly app: FastifyInstance;
   readonly sessions: SessionStore;
+  /** What /ready answers now. */
+  readiness(): Promise<Readiness>;
   /** Start listening; resolves with the bound address (port 0 picks a free port). */
   listen(): Promise<{ host: string; port: number; url: string }>;
   close(): Promise<void>;
@@ -66,16 +80,20 @@ export interface HttpServer {
 export function createHttpServer(deps: HttpServerDeps): HttpServer {
   const { options, dispatcher, logger } = deps;
   const edge = deps.edge ?? NO_EDGE;
+  const metrics = deps.metrics ?? NO_METRICS;
   const app = Fastify({
     ...httpsOptions(edge.tls), // edge: HTTPS when --tls-cert/--tls-key are given
     logger: false,
     bodyLimit: options.bodyLimitBytes,
     forceCloseConnections: true,
     return503OnClosing: true,
+    genReqId: requestIdGenerator(createTrustedPeers(deps.auth?.trustedProxies ?? [])),
   });
   // First, so it applies to every route and plugin below.
   registerHeaderGuard(app);
   registerTracing(app);
+  const paths = [options.path, `${options.path.replace(/\/$/, '')}/v1`];
+  registerObservation(app, { mcpPaths: paths, metrics });
   const sessions = createSessionStore({
     idleTimeoutMs: options.sessionIdleTimeoutMs,
     eventStoreSize: options.eventStoreSize,
@@ -99,7 +117,6 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     allowedHosts: options.allowedHosts,
     allowedOrigins: options.allowedOrigins,
   });
-  const paths = [options.path, `${options.path.replace(/\/$/, '')}/v1`];
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/json'], { parseAs: 'string' }, (_req, body, done) =>
@@ -131,6 +148,8 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     proxyHeaders: { userId: 'x-user-id', tenantId: 'x-tenant-id', roles: null },
     ...deps.auth,
     mcpPaths: paths,
+    guardedPaths: deps.metricsRoute ? [METRICS_PATH] : [],
+    metrics,
     logger,
   });
 
@@ -152,12 +171,13 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
   });
 
   // edge: CORS, /api security headers and rate limits; before the routes they apply to.
-  registerEdge(app, { ...edge, mcpPaths: paths, policy, logger });
+  const { redisUp } = registerEdge(app, { ...edge, mcpPaths: paths, policy, logger, metrics });
   if (deps.api) {
     registerApiRoutes(app, {
       ...deps.api,
       logger,
       clientAddress: (req) => req.ip,
+      metrics,
       // The same flag the authentication hook refuses anonymous /api callers by.
       signInRequired: deps.auth?.required ?? false,
     });
@@ -186,11 +206,19 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     });
   });
 
+  const probes = {
+    readiness: deps.readiness ?? (async (): Promise<Readiness> => ({ reason: null, checks: {} })),
+    redisUp,
+  };
+  registerProbes(app, probes);
+  if (deps.metricsRoute) registerMetricsRoute(app, { ...deps.metricsRoute, logger });
+
   if (deps.web) registerWebClient(app, { root: deps.web.root, reservedPaths: paths, logger });
 
   return {
     app,
     sessions,
+    readiness: () => readinessOf(probes),
     async listen() {
       await app.listen({ host: options.host, port: options.port });
       const address = app.server.address();

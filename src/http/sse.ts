@@ -42,7 +42,16 @@ export function parseEventId(id: string): { streamId: string; seq: number } | nu
   return Number.isInteger(seq) && seq >= 0 ? { streamId: id.slice(0, at), seq } : null;
 }
 
+let openStreams = 0;
+
+/** SSE streams open in this process now (the metrics' gauge). */
+export function openSseStreams(): number {
+  return openStreams;
+}
+
 export function startSse(res: ServerResponse, extraHeaders: Record<string, string> = {}): void {
+  openStreams++;
+  res.once('close', () => openStreams--);
   res.writeHead(200, {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache, no-transform',

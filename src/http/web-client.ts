@@ -2,7 +2,8 @@
 // assets are cached for a year, index.html never without revalidation, and every page answer
 // carries a strict Content-Security-Policy: scripts and styles only from this origin (no inline
 // code, no CDN), requests only to this origin. Unknown page paths get index.html (the client
-// routes itself) — never the API's, MCP's, health's or discovery paths, whose 404s stay theirs.
+// routes itself) — never the API's, MCP's, health's, the probes', metrics' or discovery paths,
+// whose 404s stay theirs.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import staticFiles from '@fastify/static';
@@ -48,7 +49,7 @@ export function defaultWebRoot(): string {
   return packagePath('web/dist');
 }
 
-const ALWAYS_RESERVED = ['/api', '/health', '/.well-known'];
+const ALWAYS_RESERVED = ['/api', '/health', '/live', '/ready', '/metrics', '/.well-known'];
 
 function isReserved(path: string, reserved: readonly string[]): boolean {
   return [...ALWAYS_RESERVED, ...reserved].some(

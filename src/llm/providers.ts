@@ -6,6 +6,8 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import type { LanguageModel } from 'ai';
+import { NO_METRICS, type Metrics } from '../core/metrics.js';
+import { countedModel } from './model-metrics.js';
 import { createOllama } from 'ollama-ai-provider-v2';
 import type { LlmConfig, LlmProviderConfig, LlmProviderType } from '../config/index.js';
 import { AppError, ErrorCodes } from '../core/errors.js';
@@ -127,6 +129,7 @@ function providerFrom(
   env: NodeJS.ProcessEnv,
   llm: LlmConfig,
   isDefault: boolean,
+  metrics: Metrics,
 ): LlmProvider {
   const defaults = TYPE_DEFAULTS[settings.type];
   const fromEnv = defaults.baseUrlEnv ? env[defaults.baseUrlEnv]?.trim() || null : null;
@@ -147,6 +150,7 @@ function providerFrom(
       { category: 'config' },
     );
   };
+  const defaultModel = settings.model ?? defaults.model;
   let factory: ((modelId: string) => LanguageModel) | undefined;
   const build = (): ((modelId: string) => LanguageModel) => {
     const apiKey = requireKey();
@@ -180,7 +184,7 @@ function providerFrom(
   return {
     name,
     type: settings.type,
-    defaultModel: settings.model ?? defaults.model,
+    defaultModel,
     isDefault,
     baseUrl,
     configuredModels: settings.models,
@@ -188,7 +192,9 @@ function providerFrom(
     key,
     languageModel(modelId) {
       factory ??= build();
-      return factory(modelId);
+      const model =
+        modelId === defaultModel || settings.models.includes(modelId) ? modelId : 'other';
+      return countedModel(factory(modelId), { provider: name, model }, metrics);
     },
   };
 }
@@ -222,14 +228,21 @@ function fromEnvironment(
   return found;
 }
 
-export function createLlmProviders(llm: LlmConfig, env: NodeJS.ProcessEnv): LlmProviders {
+export function createLlmProviders(
+  llm: LlmConfig,
+  env: NodeJS.ProcessEnv,
+  metrics: Metrics = NO_METRICS,
+): LlmProviders {
   const all = { ...llm.providers, ...fromEnvironment(llm, env) };
   const names = Object.keys(all);
   // A default that names nothing (default: openai without OPENAI_API_KEY) is refused on use,
   // with the reason, rather than stopping the server.
   const defaultName = llm.default ?? names[0] ?? null;
   const providers = new Map(
-    names.map((name) => [name, providerFrom(name, all[name]!, env, llm, name === defaultName)]),
+    names.map((name) => [
+      name,
+      providerFrom(name, all[name]!, env, llm, name === defaultName, metrics),
+    ]),
   );
   const view = (p: LlmProvider): ProviderView => ({
     name: p.name,

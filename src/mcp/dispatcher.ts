@@ -331,9 +331,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       );
       if (note.recorded) return outcome;
       try {
-        options.onExchange(
-          exchangeRecord(request, channel, outcome, note, started, options.registry),
-        );
+        const record = exchangeRecord(request, channel, outcome, note, started, options.registry);
+        options.onExchange({ ...record, era });
       } catch (error) {
         logger.warn({ err: error }, 'exchange hook failed');
       }

@@ -4,6 +4,7 @@
 // fields we choose, and `details` is scrubbed of anything that looks like one.
 import { appendFile } from 'node:fs/promises';
 import type { Principal } from '../core/principal.js';
+import { currentRequestId } from '../core/request-scope.js';
 import type { StateDb } from './state-db.js';
 import { API_TOKEN_PREFIX, SESSION_TOKEN_PREFIX } from './secrets.js';
 
@@ -111,12 +112,14 @@ interface Row {
   database: string | null;
   tool: string | null;
   duration_ms: number | null;
+  /** The HTTP request the record was made for (X-Request-Id), null outside one. */
+  request_id: string | null;
   details: Record<string, unknown>;
 }
 
 const INSERT = `
-  INSERT INTO pgmcp.audit (at, event, outcome, principal_kind, principal_id, client_address, database, tool, duration_ms, details)
-  SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::jsonb[])`;
+  INSERT INTO pgmcp.audit (at, event, outcome, principal_kind, principal_id, client_address, database, tool, duration_ms, request_id, details)
+  SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::text[], $11::jsonb[])`;
 
 export function createAuditLog(options: AuditOptions): AuditLog {
   const interval = options.flushIntervalMs ?? 250;
@@ -150,6 +153,7 @@ export function createAuditLog(options: AuditOptions): AuditLog {
           rows.map((r) => r.database),
           rows.map((r) => r.tool),
           rows.map((r) => r.duration_ms),
+          rows.map((r) => r.request_id),
           rows.map((r) => JSON.stringify(r.details)),
         ])
         .catch((error: unknown) => onError(error as Error));
@@ -195,6 +199,8 @@ export function createAuditLog(options: AuditOptions): AuditLog {
       tool: r.tool ?? null,
       duration_ms:
         r.durationMs === undefined || r.durationMs === null ? null : Math.round(r.durationMs),
+      // Read here, while the request's own code runs: the write happens later, on a timer.
+      request_id: currentRequestId(),
       details: scrubDetails(r.details ?? {}),
     });
     if (queue.length >= batchSize) void flush();

@@ -16,6 +16,10 @@ const RECORDED = [
     description:
       'built-in OAuth authorization server: signing keys, clients, requests, codes, refresh tokens',
   },
+  {
+    version: 4,
+    description: 'audit rows keep the id of the HTTP request they were made for',
+  },
 ];
 
 describe('state migrations (sql/state)', () => {
@@ -34,9 +38,14 @@ describe('state migrations (sql/state)', () => {
     expect(MIGRATIONS.map(({ version, description }) => ({ version, description }))).toEqual(
       RECORDED,
     );
-    expect(LATEST_VERSION).toBe(3);
+    expect(LATEST_VERSION).toBe(4);
     // Shipped in the package (package.json `files` has sql/), read from there by the bundle too.
-    const files = ['001_init.sql', '002_conversations.sql', '003_oauth.sql'];
+    const files = [
+      '001_init.sql',
+      '002_conversations.sql',
+      '003_oauth.sql',
+      '004_audit_request_id.sql',
+    ];
     expect(readdirSync(packagePath('sql/state')).sort()).toEqual(files);
     expect(MIGRATIONS.map((m) => m.sql)).toEqual(
       files.map((file) => readFileSync(packagePath(`sql/state/${file}`), 'utf8')),

@@ -9,6 +9,8 @@ export interface ExchangeRecord {
   name?: string | null;
   durationMs: number;
   outcome: 'ok' | 'error';
+  /** The MCP era the request was answered in; absent for the chat agent's tool calls. */
+  era?: 'legacy' | 'modern';
   errorCode?: string | number | null;
   /** The configured database the request used, when several are configured and it used one. */
   database?: string | null;
