@@ -1,0 +1,155 @@
+// libpq's multi-host connection strings on real clusters: a primary and its streaming standby,
+// each target_session_attrs choosing the server libpq would choose, hosts that are down skipped,
+// a refusal naming every host tried and why (never the password), the keyword form, and a
+// LISTEN connection (openClient) following the host in use.
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config/schema.js';
+import { AppError, ErrorCodes } from '../../src/core/errors.js';
+import { ANONYMOUS } from '../../src/core/principal.js';
+import { createDatabase, type Database } from '../../src/db/database.js';
+import { openStateDatabase } from '../../src/state/state-db.js';
+import {
+  freePort,
+  serverBinDir,
+  startCluster,
+  startStandby,
+  type Cluster,
+} from '../helpers/pg-cluster.js';
+import { reportSkipped } from '../helpers/postgres.js';
+
+const binaries = serverBinDir();
+if (!binaries) reportSkipped('multi-host', 'no local PostgreSQL server binaries (initdb)');
+const logger = pino({ level: 'silent' });
+
+describe.skipIf(!binaries)('multi-host connection strings', () => {
+  let primary: Cluster;
+  let standby: Cluster;
+  let down: number;
+  const opened: Database[] = [];
+  beforeAll(async () => {
+    primary = await startCluster();
+    standby = await startStandby(primary);
+    down = await freePort();
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all(opened.map((db) => db.close()));
+    standby?.destroy();
+    primary?.destroy();
+  });
+
+  const hosts = (...ports: number[]): string => ports.map((port) => `127.0.0.1:${port}`).join(',');
+  const open = async (url: string): Promise<Database> => {
+    const db = await createDatabase(
+      { url, poolSize: 2, embedded: { dataDir: '/nonexistent', demo: false } },
+      logger,
+    );
+    opened.push(db);
+    return db;
+  };
+  const where = async (db: Database): Promise<{ port: number; standby: boolean }> => {
+    const result = await db.runStatement({
+      sql: 'SELECT inet_server_port() AS port, pg_is_in_recovery() AS standby',
+      params: [],
+      offset: 0,
+      limit: 1,
+      maxBytes: 100_000,
+      readOnly: true,
+      timeoutMs: 5_000,
+      principal: ANONYMOUS,
+    });
+    const [port, isStandby] = result.rows[0] as [number, boolean];
+    return { port, standby: isStandby };
+  };
+
+  it('each target_session_attrs picks the server libpq would pick, skipping hosts that are down', async () => {
+    const p = primary.port;
+    const s = standby.port;
+    const cases: [string, string, number][] = [
+      ['any', hosts(down, s, p), s],
+      ['read-write', hosts(down, s, p), p],
+      ['primary', hosts(s, p), p],
+      ['read-only', hosts(p, s), s],
+      ['standby', hosts(p, down, s), s],
+      ['prefer-standby', hosts(p, s), s],
+      ['prefer-standby', hosts(down, p), p],
+    ];
+    for (const [attrs, list, expected] of cases) {
+      const db = await open(`postgres://postgres@${list}/postgres?target_session_attrs=${attrs}`);
+      const answer = await where(db);
+      expect({ attrs, list, port: answer.port }).toEqual({ attrs, list, port: expected });
+      expect(answer.standby).toBe(expected === s);
+    }
+  });
+
+  it('with no host that qualifies, PGMCP201 names each host tried and why, never the password', async () => {
+    const db = await open(
+      `postgres://postgres:n0t-a-real-secret@${hosts(down, standby.port)}/postgres?target_session_attrs=read-write`,
+    );
+    const error = await where(db).then(
+      () => new Error('expected a refusal'),
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AppError);
+    const appError = error as AppError;
+    expect(appError.code).toBe(ErrorCodes.DB_UNAVAILABLE);
+    expect(appError.category).toBe('unavailable');
+    expect(appError.message).toBe(
+      `The database is unavailable; pgmcp found no host that matches target_session_attrs=read-write. Tried: 127.0.0.1:${down} (connection refused (ECONNREFUSED)); 127.0.0.1:${standby.port} (is a standby (read-only)). Try again shortly.`,
+    );
+    expect(appError.details?.['hosts']).toEqual([
+      { host: `127.0.0.1:${down}`, reason: 'connection refused (ECONNREFUSED)' },
+      { host: `127.0.0.1:${standby.port}`, reason: 'is a standby (read-only)' },
+    ]);
+    expect(JSON.stringify(appError.details)).not.toContain('n0t-a-real-secret');
+    expect((await db.health()).ok).toBe(false);
+  });
+
+  it('load_balance_hosts=random spreads new pools over the hosts', async () => {
+    const seen = new Set<number>();
+    for (let i = 0; i < 24 && seen.size < 2; i++) {
+      const db = await open(
+        `postgres://postgres@${hosts(primary.port, standby.port)}/postgres?load_balance_hosts=random`,
+      );
+      seen.add((await where(db)).port);
+      await db.close();
+    }
+    expect([...seen].sort()).toEqual([primary.port, standby.port].sort());
+  });
+
+  it('the keyword form in configuration, and state.url, reach the primary', async () => {
+    const config = configSchema.parse({
+      database: {
+        url: `host=127.0.0.1,127.0.0.1 port=${standby.port},${primary.port} dbname=postgres user=postgres target_session_attrs=read-write`,
+      },
+    });
+    const db = await open(config.database.url!);
+    expect((await where(db)).port).toBe(primary.port);
+
+    const state = await openStateDatabase({
+      url: `postgres://postgres@${hosts(down, standby.port, primary.port)}/postgres?target_session_attrs=read-write`,
+      dataDir: '/nonexistent',
+      logger,
+    });
+    try {
+      const { rows } = await state.query<{ port: number }>('SELECT inet_server_port() AS port');
+      expect(rows[0]!.port).toBe(primary.port);
+    } finally {
+      await state.close();
+    }
+  });
+
+  it("a LISTEN connection (openClient) goes to the host the pool uses, not the URL's first", async () => {
+    const db = await open(
+      `postgres://postgres@${hosts(down, standby.port, primary.port)}/postgres?target_session_attrs=read-write`,
+    );
+    const client = db.openClient();
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ port: number }>('SELECT inet_server_port() AS port');
+      expect(rows[0]!.port).toBe(primary.port);
+    } finally {
+      await client.end();
+    }
+  });
+});
