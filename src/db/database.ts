@@ -254,7 +254,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
   };
 
   /**
-   * A read-only block that lost its connection wrote nothing and answered nothing yet: it is
+   * A read-only block whose connection broke wrote nothing and answered nothing yet: it is
    * tried once more, on a fresh connection (after a failover, to the new server).
    */
   const guarded: typeof guardedOnce = async (tx, body) => {

@@ -299,7 +299,7 @@ function reasonOf(error: unknown): string {
  * restarted, or the network dropped. Any connection to that server is suspect.
  */
 export function lostConnection(error: unknown): boolean {
-  if (isPgError(error)) {
+  if (isPgError(error) && !isConnectionError(error)) {
     const code = (error as { code: string }).code;
     return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03';
   }
@@ -342,7 +342,7 @@ class ChosenHostClient extends pg.Client {
 const LOST = new WeakSet<AppError>();
 
 const LOST_REASONS: Readonly<Record<string, string>> = {
-  '57P01': 'the server is shutting down',
+  '57P01': 'the server ended the session (shut down, or ended by an administrator)',
   '57P02': 'the server crashed',
   '57P03': 'the server is not accepting connections',
 };
@@ -353,9 +353,11 @@ const LOST_REASONS: Readonly<Record<string, string>> = {
  */
 export function connectionLostError(error: unknown, demoted = false): AppError {
   const code = (error as { code?: unknown }).code;
+  // A socket error's code (EPIPE) looks like a SQLSTATE: the server's own errors are the rest.
+  const fromServer = isPgError(error) && !isConnectionError(error);
   const reason = demoted
     ? 'the server no longer accepts writes (it was demoted)'
-    : isPgError(error)
+    : fromServer
       ? (LOST_REASONS[code as string] ?? 'the connection failed')
       : connectionReason(error);
   const lostError = new AppError(
@@ -363,11 +365,14 @@ export function connectionLostError(error: unknown, demoted = false): AppError {
     `The database is unavailable: the connection to it was lost (${reason}). Try again shortly.`,
     { category: 'unavailable', details: { reason }, cause: error },
   );
-  LOST.add(lostError);
+  // Only a connection that broke (socket closed or reset, server crashed) may be tried again: a
+  // session the server ended on purpose (pg_terminate_backend, a shutdown: 57P01) is not, since
+  // an administrator who ends a runaway query does not want it run again.
+  if (!demoted && (!fromServer || code === '57P02')) LOST.add(lostError);
   return lostError;
 }
 
-/** Whether an error is a call's lost connection (connectionLostError). */
+/** Whether an error is a call's broken connection that may be tried again (connectionLostError). */
 export function isConnectionLost(error: unknown): boolean {
   return error instanceof AppError && LOST.has(error);
 }

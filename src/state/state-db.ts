@@ -87,8 +87,16 @@ export async function openStateDatabase(options: OpenStateOptions): Promise<Stat
     });
     mode = embedded.mode === 'started' ? 'embedded-started' : 'embedded-attached';
   }
-  const wrap = (error: unknown): unknown =>
-    error instanceof AppError || !cannotReach(error) ? error : unavailable(description, error);
+  const wrap = (error: unknown): unknown => {
+    // The host pool's refusal (no host reachable or qualifying) is the state database's.
+    if (error instanceof AppError && error.code === ErrorCodes.DB_UNAVAILABLE) {
+      const several = Array.isArray(error.details?.['hosts']);
+      return unavailable(description, several ? error : (error.cause ?? error));
+    }
+    return error instanceof AppError || !cannotReach(error)
+      ? error
+      : unavailable(description, error);
+  };
 
   const source: ConnectionSource = options.via ?? {
     async withOwnConnection(work) {

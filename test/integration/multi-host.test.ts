@@ -1,7 +1,9 @@
 // libpq's multi-host connection strings on real clusters: a primary and its streaming standby,
 // each target_session_attrs choosing the server libpq would choose, hosts that are down skipped,
-// a refusal naming every host tried and why (never the password), the keyword form, and a
-// LISTEN connection (openClient) following the host in use.
+// a refusal naming every host tried and why (never the password), the keyword form, a
+// LISTEN connection (openClient) following the host in use, and a read-only call whose
+// connection breaks (a TCP proxy in between drops it) tried once more on a fresh connection.
+import { connect, createServer, type Socket } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
@@ -152,4 +154,90 @@ describe.skipIf(!binaries)('multi-host connection strings', () => {
       await client.end();
     }
   });
+
+  it('a read-only call whose connection breaks before any result is tried once more; a write is not', async () => {
+    const proxy = await tcpProxy(primary.port);
+    try {
+      const db = await open(`postgres://postgres@127.0.0.1:${proxy.port}/postgres`);
+      const run = (readOnly: boolean) =>
+        db.runStatement({
+          sql: 'SELECT pg_sleep(0.5), inet_server_port()',
+          params: [],
+          offset: 0,
+          limit: 1,
+          maxBytes: 100_000,
+          readOnly,
+          timeoutMs: 10_000,
+          principal: ANONYMOUS,
+        });
+      const cutWhileRunning = async <T>(call: Promise<T>): Promise<T> => {
+        await proxy.connected(1);
+        proxy.cut();
+        return call;
+      };
+      const read = await cutWhileRunning(run(true));
+      expect(read.rows).toEqual([['', primary.port]]);
+      expect(proxy.accepted()).toBe(2);
+
+      const write = await cutWhileRunning(run(false)).then(
+        () => new Error('expected the write to fail'),
+        (e: unknown) => e,
+      );
+      expect(write).toBeInstanceOf(AppError);
+      expect((write as AppError).code).toBe(ErrorCodes.DB_UNAVAILABLE);
+      expect((write as AppError).message).toMatch(
+        /^The database is unavailable: the connection to it was lost \(.+\)\. Try again shortly\.$/,
+      );
+      // Not tried again: no new connection was opened for it.
+      expect(proxy.accepted()).toBe(2);
+    } finally {
+      await proxy.close();
+    }
+  });
 });
+
+/** A TCP proxy to a local port whose connections can be dropped (a network failure). */
+async function tcpProxy(target: number): Promise<{
+  port: number;
+  cut(): void;
+  accepted(): number;
+  connected(n: number): Promise<void>;
+  close(): Promise<void>;
+}> {
+  const open = new Set<Socket>();
+  let accepted = 0;
+  const server = createServer((inbound) => {
+    accepted++;
+    const outbound = connect(target, '127.0.0.1');
+    open.add(inbound);
+    const end = (): void => {
+      open.delete(inbound);
+      inbound.destroy();
+      outbound.destroy();
+    };
+    inbound.on('error', end).on('close', end);
+    outbound.on('error', end).on('close', end);
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : 0,
+    cut() {
+      for (const socket of [...open]) socket.destroy();
+    },
+    accepted: () => accepted,
+    async connected(n) {
+      // Wait until n connections are open and the statement is under way (pg_sleep runs).
+      for (let i = 0; i < 200 && open.size < n; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
