@@ -96,6 +96,9 @@ interface Entry {
   pool: pg.Pool;
 }
 
+/** pg-pool's words when no connection came free in time (the host is not at fault). */
+const POOL_WAIT_TIMEOUT = 'timeout exceeded when trying to connect';
+
 const CHECK = `SELECT pg_is_in_recovery() AS standby, current_setting('transaction_read_only') AS ro`;
 
 async function check(client: pg.PoolClient | pg.Client, want: Want): Promise<void> {
@@ -135,6 +138,10 @@ export function createHostPool(targets: HostTargets, options: HostPoolOptions): 
       },
     });
     const entry: Entry = { target, pool };
+    // A connection that dies while no one listens (during the check above, a one-statement
+    // query, between a caller's statements) emits 'error': unheard, that would end the
+    // process. The query in flight fails by itself, and a dead client is never reused.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     // An idle connection dying (the server shut down or restarted) must not crash the process,
     // and tells that the host is gone: its other connections are dropped with it.
     pool.on('error', (error) => {
@@ -225,6 +232,9 @@ export function createHostPool(targets: HostTargets, options: HostPoolOptions): 
       try {
         return tagged(await inUse.pool.connect(), inUse);
       } catch (error) {
+        // Every connection busy past the wait: the pool's limit, not the host's fault.
+        if (error instanceof Error && error.message === POOL_WAIT_TIMEOUT)
+          throw connectFailure(error);
         // The host in use refused a new connection (down, or no longer what is wanted).
         drop(inUse, reasonOf(error));
       }

@@ -52,6 +52,9 @@ describe.skipIf(!binaries)('failover through the HTTP endpoint', () => {
   }, 180_000);
 
   afterAll(async () => {
+    if (server && server.process.exitCode !== null) {
+      console.error(`the server exited:\n${server.stderr().slice(-4000)}`);
+    }
     await client?.close().catch(() => undefined);
     await server?.stop();
     standby?.destroy();

@@ -194,6 +194,27 @@ describe.skipIf(!binaries)('multi-host connection strings', () => {
       await proxy.close();
     }
   });
+
+  it('a connection that breaks under a one-statement query fails it; the process goes on (state database)', async () => {
+    const proxy = await tcpProxy(primary.port);
+    const state = await openStateDatabase({
+      url: `postgres://postgres@${hosts(down)},127.0.0.1:${proxy.port}/postgres`,
+      dataDir: '/nonexistent',
+      logger,
+    });
+    try {
+      const running = state.query('SELECT pg_sleep(5)');
+      running.catch(() => undefined);
+      await proxy.connected(1);
+      proxy.cut();
+      await expect(running).rejects.toMatchObject({ code: ErrorCodes.STATE_UNAVAILABLE });
+      const { rows } = await state.query<{ one: number }>('SELECT 1 AS one');
+      expect(rows).toEqual([{ one: 1 }]);
+    } finally {
+      await state.close();
+      await proxy.close();
+    }
+  });
 });
 
 /** A TCP proxy to a local port whose connections can be dropped (a network failure). */
