@@ -35,6 +35,8 @@ export interface CatalogWatchOptions {
   installTrigger?: boolean;
   /** Connection for the LISTEN client; default the database's own (db.openClient). */
   connection?: pg.ClientConfig;
+  /** false: poll only (a transaction pooler in between, where LISTEN hears nothing). */
+  listen?: boolean;
   /** Called (never concurrently with itself) after a debounced burst or a poll tick. */
   onChange(reason: ChangeReason, detail: { channels: string[] }): void | Promise<void>;
 }
@@ -88,7 +90,8 @@ export function startCatalogWatch(options: CatalogWatchOptions): CatalogWatch {
   const ttlMs = options.ttlMs ?? 60_000;
   const debounceMs = options.debounceMs ?? 100;
   const backoff = options.backoff ?? { initialMs: 500, maxMs: 30_000 };
-  const mode: CatalogWatch['mode'] = db.kind === 'embedded' ? 'poll' : 'listen';
+  const mode: CatalogWatch['mode'] =
+    db.kind === 'embedded' || options.listen === false ? 'poll' : 'listen';
   const newClient = (): pg.Client =>
     options.connection
       ? new pg.Client({ ...options.connection, keepAlive: true })

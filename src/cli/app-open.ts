@@ -2,6 +2,7 @@
 // the catalog, the built-in tools, routines and handlers. Loaded by createApp after the
 // dispatcher exists, so a stdio server answers `initialize` and `server/discover` while this
 // code is still loading (cold start, bench/cold-start.mjs).
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/index.js';
 import type { Config, ResolvedDatabase } from '../config/index.js';
@@ -14,6 +15,7 @@ import {
   type DatabaseTarget,
 } from '../tools/databases.js';
 import { createDatabase, type Database } from '../db/database.js';
+import { targetsOfUrl } from '../db/host-pool.js';
 import { createCatalog } from '../catalog/index.js';
 import { createAccessPolicy } from '../tools/access-policy.js';
 import {
@@ -272,12 +274,16 @@ export async function openDatabases(
             logger.warn({ err: { message: error.message } }, 'exchange log write failed'),
         })
       : null;
-  const watches = opened.map(({ entry, db: target }) => {
+  const listening = await Promise.all(
+    opened.map(({ entry, db: target }) => catalogListening(entry, target, logger)),
+  );
+  const watches = opened.map(({ entry, db: target }, i) => {
     const live = lives.get(entry.name)!;
     return startCatalogWatch({
       db: target,
       logger: several ? logger.child({ database: entry.name }) : logger,
       ttlMs: CATALOG_TTL_MS,
+      ...listening[i],
       // Serving never changes the database: the trigger is installed by `pgmcp install`.
       installTrigger: false,
       onChange: async (reason) => {
@@ -358,3 +364,36 @@ const holdsStateSchema = (db: Database): Promise<boolean> =>
 /** Whether the SQL handler registry (schema mcp, with its exchange table) is installed. */
 const registryInstalled = (db: Database): Promise<boolean> =>
   asks(db, "SELECT to_regclass('mcp.exchange') IS NOT NULL AS ok", false);
+
+/**
+ * How the catalog watch of one database hears of changes, said once at start: LISTEN on
+ * `directUrl` when one is configured; polling when a transaction pooler (PgBouncer) sits in
+ * between (its backend pid differs from the one the connection got at startup), where LISTEN
+ * would hear nothing; otherwise LISTEN on the database's own connection.
+ */
+async function catalogListening(
+  entry: ResolvedDatabase,
+  db: Database,
+  logger: Logger,
+): Promise<{ connection?: pg.ClientConfig; listen?: boolean }> {
+  if (db.kind === 'embedded') return {};
+  if (entry.directUrl) {
+    logger.info(
+      { database: entry.name },
+      'catalog changes: LISTEN on the direct connection (database.directUrl)',
+    );
+    return { connection: targetsOfUrl(entry.directUrl).hosts[0]!.config };
+  }
+  const pooled = await db
+    .withOwnConnection(async (client) => {
+      const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      return rows[0]?.pid !== (client as unknown as { processID?: number }).processID;
+    })
+    .catch(() => false);
+  if (!pooled) return {};
+  logger.warn(
+    { database: entry.name, pollEveryMs: CATALOG_TTL_MS },
+    'catalog changes: a connection pooler sits between pgmcp and PostgreSQL and no database.directUrl is set, so LISTEN would hear nothing; changes are found by polling',
+  );
+  return { listen: false };
+}

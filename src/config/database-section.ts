@@ -29,6 +29,8 @@ export const accessSchema = section({
 
 export const databaseSchema = section({
   url: databaseUrl.default(null),
+  /** A connection straight to the server for LISTEN when `url` goes through a pooler. */
+  directUrl: databaseUrl.default(null),
   allowWrites: bool().default(false),
   statementTimeoutMs: intIn(1).default(30_000),
   maxRows: intIn(1).default(1000),

@@ -59,6 +59,7 @@ describe('loadConfig defaults', () => {
       },
       database: {
         url: null,
+        directUrl: null,
         allowWrites: false,
         statementTimeoutMs: 30000,
         maxRows: 1000,

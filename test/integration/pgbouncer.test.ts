@@ -3,24 +3,16 @@
 // identity; a read-only call cannot write; a session setting a caller's function makes does not
 // reach the next caller; in transaction mode pgmcp notices the pooler (the backend pid differs
 // from the startup one) and carries every setting with each call.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.js';
 import type { Principal } from '../../src/core/principal.js';
 import { createDatabase, type Database } from '../../src/db/database.js';
-import {
-  freePort,
-  ownedTempDir,
-  serverBinDir,
-  startCluster,
-  type Cluster,
-} from '../helpers/pg-cluster.js';
+import { serverBinDir, startCluster, type Cluster } from '../helpers/pg-cluster.js';
+import { PGBOUNCER, startBouncer, type Bouncer } from '../helpers/pgbouncer.js';
 import { reportSkipped } from '../helpers/postgres.js';
 
-const PGBOUNCER = '/usr/sbin/pgbouncer';
 const ready = serverBinDir() !== null && existsSync(PGBOUNCER);
 if (!ready) reportSkipped('pgbouncer', 'no local PostgreSQL server binaries or no pgbouncer');
 
@@ -32,64 +24,6 @@ const caller = (userId: string): Principal => ({
   scopes: [],
   claims: { sub: userId },
 });
-
-interface Bouncer {
-  port: number;
-  stop(): void;
-}
-
-/** PgBouncer in front of `cluster`, as the postgres user (it refuses root), daemonized. */
-async function startBouncer(cluster: Cluster, mode: 'transaction' | 'session'): Promise<Bouncer> {
-  const dir = ownedTempDir('pgmcp-bouncer-');
-  const port = await freePort();
-  const pidFile = join(dir, 'pgbouncer.pid');
-  writeFileSync(join(dir, 'users.txt'), '"postgres" ""\n');
-  writeFileSync(
-    join(dir, 'pgbouncer.ini'),
-    [
-      '[databases]',
-      `postgres = host=127.0.0.1 port=${cluster.port} dbname=postgres`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      "unix_socket_dir = ''",
-      'auth_type = trust',
-      `auth_file = ${join(dir, 'users.txt')}`,
-      `pool_mode = ${mode}`,
-      'default_pool_size = 2',
-      'max_client_conn = 50',
-      `logfile = ${join(dir, 'pgbouncer.log')}`,
-      `pidfile = ${pidFile}`,
-      'ignore_startup_parameters = extra_float_digits,options',
-      '',
-    ].join('\n'),
-  );
-  const isRoot = process.getuid?.() === 0;
-  if (isRoot) spawnSync('chown', ['-R', 'postgres:', dir]);
-  const argv = [PGBOUNCER, '-d', join(dir, 'pgbouncer.ini')];
-  const run = spawnSync(
-    isRoot ? 'runuser' : argv[0]!,
-    isRoot ? ['-u', 'postgres', '--', ...argv] : argv.slice(1),
-    {
-      encoding: 'utf8',
-    },
-  );
-  if (run.status !== 0) throw new Error(`pgbouncer did not start: ${run.stderr}${run.stdout}`);
-  for (let i = 0; i < 100 && !existsSync(pidFile); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  return {
-    port,
-    stop() {
-      try {
-        process.kill(pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-    },
-  };
-}
 
 describe.skipIf(!ready)('behind PgBouncer', () => {
   let cluster: Cluster;
