@@ -240,7 +240,13 @@ export function createHostPool(targets: HostTargets, options: HostPoolOptions): 
       }
     }
     if (scanning) {
-      await scanning.catch(() => undefined);
+      // Another call is trying the hosts: its answer is this call's too (a failure included,
+      // so callers waiting during an outage fail together instead of each trying again).
+      const failure = await scanning.then(
+        () => null,
+        (error: unknown) => error,
+      );
+      if (failure !== null) throw failure;
       if (current) return tagged(await current.pool.connect().catch(rethrow), current);
     }
     scanning = scan();
