@@ -15,7 +15,7 @@ import {
   type DatabaseTarget,
 } from '../tools/databases.js';
 import { createDatabase, type Database } from '../db/database.js';
-import { driverUrl } from '../db/driver-url.js';
+import { targetsOfUrl } from '../db/host-pool.js';
 import { createCatalog } from '../catalog/index.js';
 import { createAccessPolicy } from '../tools/access-policy.js';
 import {
@@ -290,7 +290,9 @@ export async function openDatabases(
       ttlMs: CATALOG_TTL_MS,
       // Serving never changes the database: the trigger is installed by `pgmcp install`.
       installTrigger: false,
-      ...(entry.directUrl ? { connection: { connectionString: driverUrl(entry.directUrl) } } : {}),
+      // LISTEN on the server itself when a pooler sits in front of `url` (the watch notices
+      // one on its own connection and then polls instead, saying so).
+      ...(entry.directUrl ? { connection: targetsOfUrl(entry.directUrl).hosts[0]!.config } : {}),
       onChange: async (reason) => {
         await refreshGeneration(entry.name, target);
         const result = await live.reload(reason);

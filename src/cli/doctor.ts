@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { redactUrl } from '../config/index.js';
-import { driverUrl } from '../db/driver-url.js';
+import { createHostPool, targetsOfUrl } from '../db/host-pool.js';
 import { openEmbeddedAccess } from '../db/embedded/attach.js';
 import { connectionDetail } from '../db/errors.js';
 import { createLogger } from './logger.js';
@@ -114,9 +114,21 @@ async function withConnection<T>(
       await access.close();
     }
   }
-  return withClient({ connectionString: driverUrl(config.database.url) }, (client) =>
-    work(client, 'postgres'),
-  );
+  // One host or several (libpq's multi-host URL): the one the configuration would use.
+  const pool = createHostPool(targetsOfUrl(config.database.url), {
+    pool: { max: 1, connectionTimeoutMillis: 10_000 },
+    onIdleError: () => undefined,
+  });
+  try {
+    const client = await pool.connect();
+    try {
+      return await work(client, 'postgres');
+    } finally {
+      client.release(true);
+    }
+  } finally {
+    await pool.end();
+  }
 }
 
 async function withClient<T>(

@@ -3,6 +3,7 @@
 // changing any `database.*` setting for itself).
 import type { z } from 'zod';
 import { SSL_MODES } from './database-url.js';
+import { LOAD_BALANCE_HOSTS, TARGET_SESSION_ATTRS } from './multi-host.js';
 import { bool, databaseUrl, intIn, stringList } from './fields.js';
 import { optionalText, section, text, zod } from './zod.js';
 
@@ -95,8 +96,14 @@ export const databaseEntrySchema = section({
   url: databaseUrl.optional(),
   /** As database.directUrl, for this database (never inherited: it names one server). */
   directUrl: databaseUrl.optional(),
+  /** One host, or several separated by commas (tried as libpq tries them). */
   host: text().optional(),
-  port: intIn(1, 65535).optional(),
+  /** One port for every host, or a list with one per host. */
+  port: zod
+    .union([intIn(1, 65535), zod.array(intIn(1, 65535)).min(1)], {
+      error: 'expected a port number or a list of port numbers',
+    })
+    .optional(),
   database: text().optional(),
   user: text().optional(),
   /** The name of an environment variable holding the password. */
@@ -104,6 +111,16 @@ export const databaseEntrySchema = section({
   /** A file whose first line is the password (a mounted secret). */
   passwordFile: text().optional(),
   sslmode: zod.enum(SSL_MODES, { error: `expected one of ${SSL_MODES.join(', ')}` }).optional(),
+  /** Which server of several hosts to use (libpq's target_session_attrs). */
+  targetSessionAttrs: zod
+    .enum(TARGET_SESSION_ATTRS, { error: `expected one of ${TARGET_SESSION_ATTRS.join(', ')}` })
+    .optional(),
+  /** Try the hosts in a random order (libpq's load_balance_hosts). */
+  loadBalanceHosts: zod
+    .enum(LOAD_BALANCE_HOSTS, { error: `expected one of ${LOAD_BALANCE_HOSTS.join(', ')}` })
+    .optional(),
+  /** Seconds to wait for each host (libpq's connect_timeout). */
+  connectTimeout: intIn(0).optional(),
   embedded: bool().optional(),
   /** User names or pgmcp roles that may use this database; empty: everyone. */
   availableToUsers: stringList(

@@ -4,6 +4,8 @@
 // reads the sslcert/sslkey/sslrootcert files and warns on stderr. The problems never quote
 // the URL: it may hold a password.
 
+import { connectTargets } from './multi-host.js';
+
 /** libpq's sslmode values; pgmcp reads each as libpq does (see docs/configuration.md). */
 export const SSL_MODES = [
   'disable',
@@ -47,7 +49,11 @@ export function parseDatabaseUrl(text: string): ParsedDatabaseUrl | null {
 
 /** Why node-postgres could not use this URL as pgmcp hands it over, or null if it can. */
 export function databaseUrlProblem(text: string): string | null {
-  const parsed = parseDatabaseUrl(text);
+  // Several hosts (libpq's multi-host form): each is one URL the driver reads; the first
+  // stands for all in the checks below (they share everything but host and port).
+  const targets = connectTargets(text);
+  const several = typeof targets !== 'string' && targets.hosts.length > 1;
+  const parsed = parseDatabaseUrl(several ? targets.urlFor(targets.hosts[0]!) : text);
   if (parsed === null) {
     return 'expected a valid postgres:// URL (check the host and port; percent-encode special characters in the user name and password)';
   }
@@ -82,7 +88,8 @@ export function databaseUrlProblem(text: string): string | null {
       return `sslnegotiation=direct needs SSL: use sslmode=require or stronger, not ${sslmode}`;
     }
   }
-  return null;
+  // What only pgmcp reads: target_session_attrs, load_balance_hosts, connect_timeout, lists.
+  return typeof targets === 'string' ? targets : null;
 }
 
 // A parameter's value is not a secret, but a long one is cut so the message stays one line.

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { databaseUrlProblem, parseDatabaseUrl } from './database-url.js';
+import { connectTargets, hostLabel, withPassword as passwordInto } from './multi-host.js';
 import { configError } from './issues.js';
 import type { DatabaseEntry } from './database-section.js';
 import type { Config } from './schema.js';
@@ -50,13 +51,25 @@ const EMBEDDED_LOCATION: DatabaseLocation = {
 
 /** Where a URL points, without its password (parsed as the driver parses it). */
 export function locationOf(url: string): DatabaseLocation {
-  const parsed = parseDatabaseUrl(url);
+  const targets = connectTargets(url);
+  if (typeof targets === 'string') throw new TypeError('not a valid postgres:// URL');
+  const parsed = parseDatabaseUrl(targets.urlFor(targets.hosts[0]!));
   if (parsed === null) throw new TypeError('not a valid postgres:// URL');
   const { url: u, hostless } = parsed;
   // Without sslmode in the URL, node-postgres connects without SSL unless PGSSLMODE says
   // otherwise (configuration.md, "Connection URLs and sslmode").
   const sslmode = u.searchParams.get('sslmode') ?? process.env.PGSSLMODE ?? 'disable';
   const port = u.port === '' ? (u.searchParams.get('port') ?? '') : u.port;
+  if (targets.hosts.length > 1) {
+    // Several hosts (libpq's multi-host form): all of them, each with its port.
+    return {
+      host: targets.hosts.map(hostLabel).join(','),
+      port: null,
+      database: decoded(u.pathname.replace(/^\//, '')) || 'postgres',
+      user: decoded(u.username) || 'postgres',
+      sslmode,
+    };
+  }
   return {
     host: (hostless ? '' : decoded(u.hostname)) || u.searchParams.get('host') || 'localhost',
     port: port === '' ? 5432 : Number(port),
@@ -131,6 +144,9 @@ export function resolveDatabases(
       passwordEnv: _pe,
       passwordFile: _pf,
       sslmode: _s,
+      targetSessionAttrs: _tsa,
+      loadBalanceHosts: _lbh,
+      connectTimeout: _ct,
       embedded: _e,
       access,
       ...overrides
@@ -189,6 +205,7 @@ function urlOf(entry: DatabaseEntry, i: number, input: ResolveDatabasesInput): s
   const password = passwordOf(entry, i, input);
   if (entry.url !== undefined && entry.url !== null) {
     if (password === null) return entry.url;
+    if (connectTargetsOf(entry.url) > 1) return passwordInto(entry.url, password) ?? entry.url;
     const parsed = parseDatabaseUrl(entry.url);
     if (parsed === null) {
       throw configError(
@@ -206,18 +223,47 @@ function urlOf(entry: DatabaseEntry, i: number, input: ResolveDatabasesInput): s
     password === null
       ? encodeURIComponent(user)
       : `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
-  const host = entry.host ?? 'localhost';
-  const socket = host.startsWith('/');
+  // host and port may be lists (libpq's multi-host form): one port for all, or one per host.
+  const hosts = (entry.host ?? 'localhost').split(',').map((h) => h.trim() || 'localhost');
+  const ports = portsOf(entry.port, hosts.length, i);
   const params = new URLSearchParams();
   if (entry.sslmode !== undefined) params.set('sslmode', entry.sslmode);
-  // A socket directory goes in ?host= (and its port with it): `@:5432/` parses nowhere.
-  if (socket) {
-    params.set('host', host);
-    params.set('port', String(entry.port ?? 5432));
+  if (entry.targetSessionAttrs !== undefined) {
+    params.set('target_session_attrs', entry.targetSessionAttrs);
   }
-  const where = socket ? '' : `${host.includes(':') ? `[${host}]` : host}:${entry.port ?? 5432}`;
+  if (entry.loadBalanceHosts !== undefined) {
+    params.set('load_balance_hosts', entry.loadBalanceHosts);
+  }
+  if (entry.connectTimeout !== undefined) {
+    params.set('connect_timeout', String(entry.connectTimeout));
+  }
+  // A socket directory goes in ?host= (and its port with it): `@:5432/` parses nowhere.
+  const socket = hosts.some((h) => h.startsWith('/'));
+  if (socket) {
+    params.set('host', hosts.join(','));
+    params.set('port', ports.join(','));
+  }
+  const where = socket
+    ? ''
+    : hosts.map((host, n) => hostLabel({ host, port: ports[n]! })).join(',');
   const query = params.toString();
   return `postgres://${auth}@${where}/${encodeURIComponent(entry.database ?? 'postgres')}${query ? `?${query}` : ''}`;
+}
+
+function portsOf(port: DatabaseEntry['port'], count: number, i: number): number[] {
+  const list = port === undefined ? [5432] : Array.isArray(port) ? port : [port];
+  if (list.length !== 1 && list.length !== count) {
+    throw configError(
+      `databases[${i}].port: expected one port, or one per host (${count})`,
+      `databases.${i}.port`,
+    );
+  }
+  return Array.from({ length: count }, (_, n) => list[list.length === 1 ? 0 : n]!);
+}
+
+function connectTargetsOf(url: string): number {
+  const targets = connectTargets(url);
+  return typeof targets === 'string' ? 1 : targets.hosts.length;
 }
 
 function passwordOf(entry: DatabaseEntry, i: number, input: ResolveDatabasesInput): string | null {

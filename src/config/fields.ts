@@ -3,6 +3,7 @@
 // failure of a field the same sentence, naming the whole rule.
 import type { z } from 'zod';
 import { databaseUrlProblem } from './database-url.js';
+import { isKeywordForm, keywordsToUrl } from './multi-host.js';
 import { zod } from './zod.js';
 
 // Each helper gives every failure of a field the same sentence, so "got -1" and "got 'abc'"
@@ -43,15 +44,31 @@ export const hostItem = zod
 // here, naming the key and its source. The value is a secret: no message quotes it.
 export const POSTGRES_SCHEME = /^postgres(ql)?:\/\/./i;
 export const databaseUrl = zod
-  .string({ error: 'expected a postgres:// URL or null' })
-  .regex(POSTGRES_SCHEME, {
-    error: 'expected a URL starting with postgres:// or postgresql://',
-  })
-  .superRefine((value, ctx) => {
-    if (!POSTGRES_SCHEME.test(value)) return; // the scheme's own message says it
-    const problem = databaseUrlProblem(value);
-    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
-  })
+  .preprocess(
+    // libpq's keyword form (`host=a,b port=5432 dbname=app`) is read as the URL it means.
+    (value) => {
+      if (typeof value !== 'string' || !isKeywordForm(value)) return value;
+      const url = keywordsToUrl(value);
+      return typeof url === 'string' ? url : value;
+    },
+    zod.string({ error: 'expected a postgres:// URL or null' }).superRefine((value, ctx) => {
+      if (isKeywordForm(value)) {
+        const problem = keywordsToUrl(value);
+        const why = typeof problem === 'string' ? 'it cannot be read' : problem[0];
+        ctx.addIssue({ code: 'custom', message: `a keyword connection string: ${why}` });
+        return;
+      }
+      if (!POSTGRES_SCHEME.test(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'expected a URL starting with postgres:// or postgresql://',
+        });
+        return;
+      }
+      const problem = databaseUrlProblem(value);
+      if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  )
   .nullable();
 
 // A pgmcp role (for tools.<name>.roles, @authorize, token --role): letters, digits, _ . : -

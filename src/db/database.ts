@@ -9,8 +9,18 @@ import type { Principal } from '../core/principal.js';
 import { createCallSession, type CallSession } from './call-session.js';
 import { createSessionSettings, type CallSettings } from './session-settings.js';
 import type { EmbeddedDatabase } from './embedded/index.js';
-import { driverUrl } from './driver-url.js';
-import { connectFailure, fromPgError } from './errors.js';
+import { fromPgError } from './errors.js';
+import {
+  connectionLostError,
+  isConnectionLost,
+  createHostPool,
+  lostConnection,
+  singleTarget,
+  targetsOfUrl,
+  type HostTargets,
+} from './host-pool.js';
+import { PG_TYPES } from './pg-types.js';
+import { callRole } from './call-role.js';
 import { databaseNameOf } from './names.js';
 import { poolStatsOf, type PoolStats } from './pool-stats.js';
 import { tracedClient } from './traced.js';
@@ -86,44 +96,11 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/**
- * The role a call runs as: the caller's own PostgreSQL role when it has a usable one, else the
- * configured role, else 'none' (the login role). Words PostgreSQL reads specially for `role`
- * ('none' resets to the login role) never come from a caller: they would lift the ceiling.
- */
-function callRole(
-  callerRole: string | null | undefined,
-  configured: string | null | undefined,
-): string {
-  const fallback = configured ?? 'none';
-  if (!callerRole || RESERVED_ROLE_WORDS.has(callerRole.toLowerCase())) return fallback;
-  return callerRole;
-}
-/** Words PostgreSQL reads specially as a `role` value; never a caller's role. */
-export const RESERVED_ROLE_WORDS = new Set([
-  'none',
-  'public',
-  'session_user',
-  'current_user',
-  'current_role',
-  'default',
-]);
-
-// date, timestamp and timestamptz keep PostgreSQL's own text. pg's default makes a JS Date in
-// the process's time zone, which moves a date or a timestamp without time zone (2024-03-01
-// became 2024-02-29T15:00:00.000Z under TZ=Asia/Tokyo) and drops microseconds. Cursors take
-// their parsers from their own config, so readers pass these too.
-const DATE_TIME_OIDS = new Set([1082, 1114, 1184]);
-const PG_TYPES: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    DATE_TIME_OIDS.has(oid) && format !== 'binary'
-      ? (value: string) => value
-      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
-};
+export { RESERVED_ROLE_WORDS } from './call-role.js';
 
 export async function createDatabase(options: DatabaseOptions, logger: Logger): Promise<Database> {
   let embedded: EmbeddedDatabase | null = null;
-  let poolConfig: pg.PoolConfig;
+  let targets: HostTargets;
   let name: string;
   if (options.url === null) {
     // Loaded only here: a server on PostgreSQL never needs the embedded database's code.
@@ -133,18 +110,27 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       seedDemo: options.embedded.demo,
       logger,
     });
-    // PGlite has one backend session: more than one connection would share its state.
-    poolConfig = { ...embedded.connection, max: 1 };
+    targets = singleTarget('embedded', embedded.connection);
     name = options.name ?? databaseNameOf(null);
   } else {
-    poolConfig = { connectionString: driverUrl(options.url), max: options.poolSize };
+    // One host or several (libpq's multi-host URL): the host pool picks the one to use.
+    targets = targetsOfUrl(options.url);
     name = options.name ?? databaseNameOf(options.url);
   }
-  const pool = new pg.Pool({
-    ...poolConfig,
-    types: PG_TYPES,
-    connectionTimeoutMillis: 10_000,
-    idleTimeoutMillis: 30_000,
+  // PGlite has one backend session: more than one connection would share its state.
+  const poolMax = embedded ? 1 : options.poolSize;
+  const pool = createHostPool(targets, {
+    pool: {
+      max: poolMax,
+      types: PG_TYPES,
+      connectionTimeoutMillis: 10_000,
+      idleTimeoutMillis: 30_000,
+    },
+    // An idle client dying (server restart, embedded child killed) must not crash the process.
+    onIdleError: (error, host) =>
+      logger.warn({ err: { message: error.message }, host }, 'idle database connection failed'),
+    onSwitch: (host, previous, why) =>
+      logger.info({ database: name, host, previous, why }, 'database host in use changed'),
   });
   const sessions = createSessionSettings({
     direct: embedded !== null,
@@ -154,14 +140,10 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         'a connection pooler sits between pgmcp and PostgreSQL (the backend pid differs from the startup one): every call carries all its settings',
       ),
   });
-  // An idle client dying (server restart, embedded child killed) must not crash the process.
-  pool.on('error', (error) =>
-    logger.warn({ err: { message: error.message } }, 'idle database connection failed'),
-  );
 
   /** Ask the server to cancel a running statement (real PostgreSQL; PGlite ignores cancels). */
-  const cancelBackend = async (pid: number): Promise<void> => {
-    const client = new pg.Client(poolConfig);
+  const cancelBackend = async (on: pg.PoolClient, pid: number): Promise<void> => {
+    const client = new pg.Client(pool.clientConfig(on));
     client.on('error', () => undefined); // failures surface through connect/query below
     try {
       await client.connect();
@@ -181,7 +163,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
    * caller's signal), a timer (the embedded database's only timeout; a backstop elsewhere),
    * and error classification. An interrupted or dirty connection is never reused.
    */
-  const guarded = async <T>(
+  const guardedOnce = async <T>(
     tx: TransactionOptions,
     body: (
       client: pg.PoolClient,
@@ -196,12 +178,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     }
     // A call arriving while the embedded child restarts (after a timeout) waits for it.
     if (embedded) await embedded.whenReady();
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      throw connectFailure(error);
-    }
+    const client = await pool.connect();
     let cancelled = false;
     let timedOut = false;
     let broken: Error | undefined;
@@ -220,7 +197,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         // PGlite ignores statement_timeout and cancel requests: only a restart stops it.
         void embedded.restart(why === 'cancel' ? 'query cancelled' : 'statement timeout');
       } else if (pid !== undefined) {
-        void cancelBackend(pid);
+        void cancelBackend(client, pid);
       }
     };
     const onAbort = (): void => stop('cancel');
@@ -254,6 +231,13 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
           },
         );
       }
+      // The server went away or was demoted (a read-write block refused as read-only): its
+      // other connections go too, and the caller hears "unavailable, try again".
+      const demoted = !tx.readOnly && (error as { code?: unknown }).code === '25006';
+      if (!timedOut && !cancelled && (lostConnection(error) || demoted)) {
+        pool.lost(client, demoted ? 'the server is read-only (demoted)' : 'connection lost');
+        throw connectionLostError(error, demoted);
+      }
       if (cancelled && embedded) {
         // The restart that stopped PGlite shows up as a lost connection: say what happened.
         throw new AppError(ErrorCodes.DB_CANCELLED, 'The query was cancelled.', {
@@ -271,6 +255,20 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       if (!broken && transactionStatus(client) !== 'I')
         broken = new Error('left inside a transaction');
       client.release(broken ?? (timedOut || cancelled ? new Error('interrupted') : undefined));
+    }
+  };
+
+  /**
+   * A read-only block whose connection broke wrote nothing and answered nothing yet: it is
+   * tried once more, on a fresh connection (after a failover, to the new server).
+   */
+  const guarded: typeof guardedOnce = async (tx, body) => {
+    try {
+      return await guardedOnce(tx, body);
+    } catch (error) {
+      const retry = tx.readOnly && !tx.signal?.aborted && isConnectionLost(error);
+      if (!retry) throw error;
+      return guardedOnce(tx, body);
     }
   };
 
@@ -357,9 +355,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
 
   const withOwnConnection = async <T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
     if (embedded) await embedded.whenReady();
-    const client = await pool.connect().catch((error: unknown) => {
-      throw connectFailure(error);
-    });
+    const client = await pool.connect();
     let broken: Error | undefined;
     try {
       // The login role and the server's defaults, not the calls' base.
@@ -368,6 +364,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     } catch (error) {
       if ((error as { severity?: unknown }).severity !== 'ERROR')
         broken = error instanceof Error ? error : new Error(String(error));
+      if (lostConnection(error)) pool.lost(client, 'connection lost');
       throw error;
     } finally {
       if (!broken && transactionStatus(client) !== 'I')
@@ -385,13 +382,16 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     withOwnConnection,
     runStatement,
     openClient: (extra = {}) =>
-      new pg.Client({ ...poolConfig, types: PG_TYPES, connectionTimeoutMillis: 10_000, ...extra }),
-    health: () =>
-      pool.query('SELECT 1').then(
-        () => ({ ok: true, database: 'up' }),
-        () => ({ ok: false, database: 'unreachable' }),
-      ),
-    poolStats: () => poolStatsOf(pool),
+      pool.newClient({ types: PG_TYPES, connectionTimeoutMillis: 10_000, ...extra }),
+    async health() {
+      try {
+        await pool.query({ text: 'SELECT 1' });
+        return { ok: true, database: 'up' };
+      } catch {
+        return { ok: false, database: 'unreachable' };
+      }
+    },
+    poolStats: () => poolStatsOf(pool.pools(), poolMax),
     async close() {
       await pool.end().catch(() => undefined);
       await embedded?.stop();

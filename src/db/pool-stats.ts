@@ -11,11 +11,13 @@ export interface PoolStats {
   waiting: number;
 }
 
-export function poolStatsOf(pool: pg.Pool): PoolStats {
+/** One pool, or the pools of several hosts added up (only the host in use is usually open). */
+export function poolStatsOf(pools: pg.Pool | readonly pg.Pool[], max: number): PoolStats {
+  const all = Array.isArray(pools) ? pools : [pools as pg.Pool];
   return {
-    max: pool.options.max ?? 0,
-    total: pool.totalCount,
-    idle: pool.idleCount,
-    waiting: pool.waitingCount,
+    max,
+    total: all.reduce((n, p) => n + p.totalCount, 0),
+    idle: all.reduce((n, p) => n + p.idleCount, 0),
+    waiting: all.reduce((n, p) => n + p.waitingCount, 0),
   };
 }

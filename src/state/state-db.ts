@@ -6,9 +6,9 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import { redactUrl } from '../config/index.js';
-import { driverUrl } from '../db/driver-url.js';
 import { driverMessage, isConnectionError } from '../db/errors.js';
 import { openEmbeddedAccess, type EmbeddedAccess } from '../db/embedded/index.js';
+import { createHostPool, singleTarget, targetsOfUrl, type HostPool } from '../db/host-pool.js';
 import { migrateState } from './migrations.js';
 
 export interface StateDb {
@@ -58,7 +58,12 @@ const STATE_TYPES: pg.CustomTypesConfig = { getTypeParser: pg.types.getTypeParse
 
 export async function openStateDatabase(options: OpenStateOptions): Promise<StateDb> {
   let embedded: EmbeddedAccess | null = null;
-  let pool: pg.Pool | null = null;
+  let pool: HostPool | null = null;
+  const onIdleError = (error: Error): void =>
+    options.logger.warn(
+      { err: { message: error.message } },
+      'idle state database connection failed',
+    );
   let description: string;
   let mode: StateDb['mode'];
   if (options.via) {
@@ -66,30 +71,32 @@ export async function openStateDatabase(options: OpenStateOptions): Promise<Stat
     mode = 'shared';
   } else if (options.url) {
     description = redactUrl(options.url);
-    pool = new pg.Pool({
-      connectionString: driverUrl(options.url),
-      max: 4,
-      connectionTimeoutMillis: 10_000,
+    // One host or several (libpq's multi-host URL, target_session_attrs): see db/host-pool.ts.
+    pool = createHostPool(targetsOfUrl(options.url), {
+      pool: { max: 4, connectionTimeoutMillis: 10_000 },
+      onIdleError,
     });
     mode = 'postgres';
   } else {
     description = `embedded database in ${options.dataDir}`;
     embedded = await openEmbeddedAccess({ dataDir: options.dataDir, logger: options.logger });
     // One connection: the embedded database has a single session, whatever the pool size.
-    pool = new pg.Pool({ ...embedded.connection, max: 1, connectionTimeoutMillis: 10_000 });
+    pool = createHostPool(singleTarget('embedded', embedded.connection), {
+      pool: { max: 1, connectionTimeoutMillis: 10_000 },
+      onIdleError,
+    });
     mode = embedded.mode === 'started' ? 'embedded-started' : 'embedded-attached';
   }
-  if (pool) {
-    pool.on('error', (error) =>
-      options.logger.warn(
-        { err: { message: error.message } },
-        'idle state database connection failed',
-      ),
-    );
-  }
-
-  const wrap = (error: unknown): unknown =>
-    error instanceof AppError || !cannotReach(error) ? error : unavailable(description, error);
+  const wrap = (error: unknown): unknown => {
+    // The host pool's refusal (no host reachable or qualifying) is the state database's.
+    if (error instanceof AppError && error.code === ErrorCodes.DB_UNAVAILABLE) {
+      const several = Array.isArray(error.details?.['hosts']);
+      return unavailable(description, several ? error : (error.cause ?? error));
+    }
+    return error instanceof AppError || !cannotReach(error)
+      ? error
+      : unavailable(description, error);
+  };
 
   const source: ConnectionSource = options.via ?? {
     async withOwnConnection(work) {
@@ -101,17 +108,19 @@ export async function openStateDatabase(options: OpenStateOptions): Promise<Stat
         broken = error;
         throw error;
       } finally {
-        client.release(broken instanceof Error && cannotReach(broken) ? broken : undefined);
+        const lost = broken instanceof Error && cannotReach(broken) ? broken : undefined;
+        client.release(lost);
+        if (lost) pool!.lost(client, 'connection lost');
       }
     },
   };
 
   const run = <R extends pg.QueryResultRow>(
-    on: pg.Pool | pg.PoolClient,
+    on: HostPool | pg.PoolClient,
     text: string,
     values?: unknown[],
   ) =>
-    on.query<R>({ text, values, types: STATE_TYPES }).catch((error: unknown) => {
+    (on as HostPool).query<R>({ text, values, types: STATE_TYPES }).catch((error: unknown) => {
       throw wrap(error);
     });
 
