@@ -16,6 +16,11 @@ const RECORDED = [
     description:
       'built-in OAuth authorization server: signing keys, clients, requests, codes, refresh tokens',
   },
+  {
+    version: 4,
+    description:
+      'legacy MCP sessions shared by every instance, and the bodies of large messages between instances',
+  },
 ];
 
 describe('state migrations (sql/state)', () => {
@@ -34,9 +39,14 @@ describe('state migrations (sql/state)', () => {
     expect(MIGRATIONS.map(({ version, description }) => ({ version, description }))).toEqual(
       RECORDED,
     );
-    expect(LATEST_VERSION).toBe(3);
+    expect(LATEST_VERSION).toBe(4);
     // Shipped in the package (package.json `files` has sql/), read from there by the bundle too.
-    const files = ['001_init.sql', '002_conversations.sql', '003_oauth.sql'];
+    const files = [
+      '001_init.sql',
+      '002_conversations.sql',
+      '003_oauth.sql',
+      '004_mcp_sessions.sql',
+    ];
     expect(readdirSync(packagePath('sql/state')).sort()).toEqual(files);
     expect(MIGRATIONS.map((m) => m.sql)).toEqual(
       files.map((file) => readFileSync(packagePath(`sql/state/${file}`), 'utf8')),
@@ -44,6 +54,7 @@ describe('state migrations (sql/state)', () => {
     expect(MIGRATIONS[0]!.sql).toMatch(/CREATE TABLE pgmcp\.tokens \(/);
     expect(MIGRATIONS[1]!.sql).toMatch(/CREATE TABLE pgmcp\.conversations \(/);
     expect(MIGRATIONS[2]!.sql).toMatch(/CREATE TABLE pgmcp\.oauth_refresh_tokens \(/);
+    expect(MIGRATIONS[3]!.sql).toMatch(/CREATE TABLE pgmcp\.mcp_sessions \(/);
   });
 
   it('take the version from the file name, in order, and leave other files alone', () => {

@@ -1,0 +1,171 @@
+// The part of the session store that keeps legacy sessions shared between instances: the record
+// in the state database (state/mcp-session-share.ts) and the messages on the cluster bus
+// (state/cluster-bus.ts). What a session negotiated or chose is written when it changes; its
+// last use at most every few seconds; an instance holding a session hears when another one
+// changed or ended it, and runs the cancellations and client answers meant for its requests.
+import type { Logger } from 'pino';
+import type { LogLevel } from '../core/specs.js';
+import type { ClusterBus } from '../state/cluster-bus.js';
+import { sessionKey, type SessionRecord, type SessionShare } from '../state/mcp-session-share.js';
+import type { HttpSession } from './sessions.js';
+
+export interface SharingOptions {
+  share: SessionShare;
+  /** Absent: the record is shared, but nothing tells the instances holding a session. */
+  bus: ClusterBus | null;
+  idleTimeoutMs: number;
+  logger: Logger;
+  /** The sessions this instance holds. */
+  local: {
+    get(id: string): HttpSession | undefined;
+    end(session: HttpSession, reason: string): void;
+  };
+}
+
+export interface Sharing {
+  /** A few characters of the instance id (server→client request ids carry them). */
+  readonly tag: string;
+  load(id: string): Promise<SessionRecord | null>;
+  apply(session: HttpSession, record: SessionRecord): void;
+  held(session: HttpSession): void;
+  forget(session: HttpSession): void;
+  /** A new session: written before its initialize is answered. */
+  saved(session: HttpSession): Promise<void>;
+  /** Written (and announced) when what is kept of it changed; a no-op otherwise. */
+  changed(session: HttpSession): Promise<void>;
+  /** Used now: the record's last use moves forward, at most every few seconds. */
+  alive(session: HttpSession): void;
+  ended(id: string): Promise<void>;
+  publish(session: HttpSession, message: Record<string, unknown>): Promise<void>;
+  sweep(): void;
+  close(): Promise<void>;
+}
+
+/** What is kept of a session, in a form two snapshots compare by. */
+function recordOf(session: HttpSession): SessionRecord {
+  return {
+    owner: session.owner,
+    protocolVersion: session.protocolVersion,
+    clientCapabilities: session.clientCapabilities,
+    clientInfo: session.clientInfo,
+    logLevel: session.logLevel,
+    database: session.database,
+    subscriptions: [...session.subscriptions].sort(),
+  };
+}
+
+export function createSharing(options: SharingOptions): Sharing {
+  const { share, bus, logger, local } = options;
+  // A session's record is written when it changed; `kept` is what was written (or read) last.
+  const kept = new WeakMap<HttpSession, string>();
+  const touched = new WeakMap<HttpSession, number>();
+  const byKey = new Map<string, string>();
+  const keyOf = new WeakMap<HttpSession, string>();
+  // The record's last use lags the real one by at most this; expiry allows for it.
+  const touchEveryMs = Math.max(1, Math.min(10_000, Math.floor(options.idleTimeoutMs / 4)));
+
+  const failed = (what: string) => (error: unknown) =>
+    logger.warn({ err: { message: String(error) } }, `shared session: ${what} failed`);
+
+  const announce = (session: HttpSession, message: Record<string, unknown>): Promise<void> =>
+    bus
+      ? bus.publish({ ...message, s: keyOf.get(session) ?? sessionKey(session.id) })
+      : Promise.resolve();
+
+  const apply = (session: HttpSession, record: SessionRecord): void => {
+    session.protocolVersion = record.protocolVersion;
+    session.clientCapabilities = record.clientCapabilities;
+    session.clientInfo = record.clientInfo;
+    session.logLevel = record.logLevel as LogLevel | null;
+    session.database = record.database;
+    session.subscriptions.clear();
+    for (const uri of record.subscriptions) session.subscriptions.add(uri);
+    kept.set(session, JSON.stringify(recordOf(session)));
+  };
+
+  const heldBy = (key: unknown): HttpSession | undefined => {
+    const id = typeof key === 'string' ? byKey.get(key) : undefined;
+    return id === undefined ? undefined : local.get(id);
+  };
+
+  const onMessage = (message: Record<string, unknown>): void => {
+    const session = heldBy(message['s']);
+    if (!session) return;
+    switch (message['t']) {
+      case 'changed': {
+        // The record travels with the message: applying it costs no round trip, so the
+        // client's next request, wherever it lands, sees the change.
+        const record = message['r'] as SessionRecord | undefined;
+        if (record && record.owner === session.owner) apply(session, record);
+        return;
+      }
+      case 'ended':
+        local.end(session, 'session deleted');
+        return;
+      case 'cancel': {
+        const id = message['id'];
+        if (typeof id === 'string' || typeof id === 'number') {
+          const reason = String(message['reason'] || 'cancelled by the client');
+          session.inFlight.get(id)?.abort(new Error(reason));
+        }
+        return;
+      }
+      case 'answer': {
+        const answer = message['m'];
+        if (answer && typeof answer === 'object') {
+          session.outbound.settle(answer as Record<string, unknown>);
+        }
+        return;
+      }
+    }
+  };
+  const unsubscribe = bus?.subscribe(onMessage) ?? null;
+
+  return {
+    tag: bus?.instance.slice(0, 6) ?? '',
+    load: (id) => share.load(id, options.idleTimeoutMs + touchEveryMs),
+    apply,
+    held(session) {
+      const key = sessionKey(session.id);
+      byKey.set(key, session.id);
+      keyOf.set(session, key);
+      touched.set(session, Date.now());
+    },
+    forget(session) {
+      const key = keyOf.get(session);
+      if (key !== undefined && byKey.get(key) === session.id) byKey.delete(key);
+    },
+    async saved(session) {
+      const record = recordOf(session);
+      await share.save(session.id, record);
+      kept.set(session, JSON.stringify(record));
+    },
+    async changed(session) {
+      const record = recordOf(session);
+      const text = JSON.stringify(record);
+      if (kept.get(session) === text) return;
+      kept.set(session, text);
+      await share.save(session.id, record);
+      touched.set(session, Date.now());
+      await announce(session, { t: 'changed', r: record });
+    },
+    alive(session) {
+      const now = Date.now();
+      if (now - (touched.get(session) ?? 0) < touchEveryMs) return;
+      touched.set(session, now);
+      share.touch(session.id).catch(failed('touch'));
+    },
+    async ended(id) {
+      await share.remove(id);
+      if (bus) await bus.publish({ t: 'ended', s: sessionKey(id) });
+    },
+    publish: (session, message) => announce(session, message),
+    sweep() {
+      share.sweep(options.idleTimeoutMs + touchEveryMs).catch(failed('expiry'));
+    },
+    async close() {
+      unsubscribe?.();
+      await bus?.close();
+    },
+  };
+}
