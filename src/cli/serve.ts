@@ -14,6 +14,7 @@ import { createApp, type App } from './app.js';
 import { auditToolCalls } from './audit-tool-calls.js';
 import type { HttpService } from './http-service.js';
 import { createLogger } from './logger.js';
+import { checkOneOfSeveral } from './one-of-several.js';
 import { VERSION } from './version.js';
 
 export async function printConfig(config: Config): Promise<void> {
@@ -159,6 +160,13 @@ export async function serve(config: Config, composition: ServeComposition = {}):
     throw error;
   }
   const { http, auth, required } = service;
+  try {
+    checkOneOfSeveral(config, auth, logger);
+  } catch (error) {
+    await service.close();
+    await app.close();
+    throw error;
+  }
   if (!required && !isLoopbackAddress(config.http.host)) {
     logger.warn(
       { host: config.http.host },

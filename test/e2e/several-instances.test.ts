@@ -26,6 +26,7 @@ import {
   rawHttp,
   rawInitialize,
   serverEnv,
+  spawnPgmcp,
   startHttpServer,
   type HttpServer,
 } from '../helpers/server.js';
@@ -290,5 +291,63 @@ describe.skipIf(!pg || !haproxy)('the e2e scenarios through HAProxy over three i
       };
     },
     { transports: ['http'], severalInstances: true },
+  );
+});
+
+describe.skipIf(!pg)('an embedded state cannot be one of several instances', () => {
+  const dirs: string[] = [];
+  const dataDir = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'pgmcp-scale-embedded-'));
+    dirs.push(dir);
+    return dir;
+  };
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(
+    'a second server on the data directory of a running one is refused, not attached to its state',
+    { timeout: 120_000 },
+    async () => {
+      const dir = dataDir();
+      const args = ['--database', pg!.url, '--data-dir', dir];
+      const first = await startHttpServer(args, { env: serverEnv() });
+      try {
+        const second = spawnPgmcp(['serve', '--http', '127.0.0.1:0', ...args], {
+          env: serverEnv(),
+        });
+        const timer = setTimeout(() => second.process.kill('SIGKILL'), 60_000);
+        const exit = await second.exited;
+        clearTimeout(timer);
+        expect(exit.code, second.stderr()).not.toBe(0);
+        expect(exit.code).not.toBeNull();
+        expect(second.stderr()).toContain('two servers cannot share an embedded state');
+        expect(second.stderr()).toContain('state.url');
+        expect(second.stdout()).not.toContain('serving MCP');
+        // The first one goes on serving.
+        expect((await rawInitialize(first.url)).sessionId).toBeTruthy();
+      } finally {
+        await first.stop();
+      }
+    },
+  );
+
+  it(
+    'a server reachable beyond loopback on the embedded state says it cannot be one of several',
+    { timeout: 120_000 },
+    async () => {
+      const server = spawnPgmcp(
+        ['serve', '--http', '0.0.0.0:0', '--database', pg!.url, '--data-dir', dataDir()],
+        { env: serverEnv() },
+      );
+      try {
+        await expect
+          .poll(() => server.stdout(), { timeout: 90_000, interval: 200 })
+          .toContain('serving MCP');
+        expect(server.stderr()).toContain('this instance cannot be one of several');
+      } finally {
+        await server.stop();
+      }
+    },
   );
 });
