@@ -62,7 +62,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     if (headerEra(req) === 'modern') return methodNotAllowed(reply);
     if (!acceptanceOf(req).sse) return notAcceptable(req, reply, 'text/event-stream');
     const session = await namedSession(endpoint, req, reply);
-    if (session) openGetStream(endpoint, req, reply, session);
+    if (session) await openGetStream(endpoint, req, reply, session);
   };
 
   /** Ends the session (legacy era only). */

@@ -6,8 +6,17 @@
 import type { Logger } from 'pino';
 import type { LogLevel } from '../core/specs.js';
 import type { ClusterBus } from '../state/cluster-bus.js';
-import { sessionKey, type SessionRecord, type SessionShare } from '../state/mcp-session-share.js';
+import {
+  sessionKey,
+  type SessionRecord,
+  type SessionShare,
+  type SharedEvent,
+} from '../state/mcp-session-share.js';
 import type { HttpSession } from './sessions.js';
+import type { EventMirror, StoredEvent } from './sse.js';
+
+/** How long a response stream's events stay resumable on another instance. */
+export const SHARED_EVENTS_MS = 5 * 60_000;
 
 export interface SharingOptions {
   share: SessionShare;
@@ -38,6 +47,14 @@ export interface Sharing {
   ended(id: string): Promise<void>;
   publish(session: HttpSession, message: Record<string, unknown>): Promise<void>;
   sweep(): void;
+  /** Where the events of session `id`'s response streams are also written. */
+  mirror(id: string): EventMirror;
+  /** A stream's events after `seq` as another instance kept them, and whether it ended. */
+  eventsAfter(
+    id: string,
+    streamId: string,
+    seq: number,
+  ): Promise<{ events: StoredEvent[]; finished: boolean }>;
   close(): Promise<void>;
 }
 
@@ -121,6 +138,24 @@ export function createSharing(options: SharingOptions): Sharing {
   };
   const unsubscribe = bus?.subscribe(onMessage) ?? null;
 
+  // Events are written in batches, after the turn that sent them: a stream costs no round trip
+  // per event, and a client reconnecting elsewhere waits for them (get-stream.ts follows).
+  const pendingEvents = new Map<string, SharedEvent[]>();
+  let flushing: NodeJS.Immediate | null = null;
+  const flush = (): void => {
+    flushing = null;
+    for (const [id, events] of pendingEvents) {
+      share.appendEvents(id, events).catch(failed('keeping stream events'));
+    }
+    pendingEvents.clear();
+  };
+  const queue = (id: string, event: SharedEvent): void => {
+    const list = pendingEvents.get(id);
+    if (list) list.push(event);
+    else pendingEvents.set(id, [event]);
+    flushing ??= setImmediate(flush);
+  };
+
   return {
     tag: bus?.instance.slice(0, 6) ?? '',
     load: (id) => share.load(id, options.idleTimeoutMs + touchEveryMs),
@@ -161,9 +196,16 @@ export function createSharing(options: SharingOptions): Sharing {
     },
     publish: (session, message) => announce(session, message),
     sweep() {
-      share.sweep(options.idleTimeoutMs + touchEveryMs).catch(failed('expiry'));
+      share.sweep(options.idleTimeoutMs + touchEveryMs, SHARED_EVENTS_MS).catch(failed('expiry'));
     },
+    mirror: (id) => ({
+      add: (event) => queue(id, event),
+      finish: (streamId) => queue(id, { streamId, seq: 0, data: '', finished: true }),
+    }),
+    eventsAfter: (id, streamId, seq) => share.eventsAfter(id, streamId, seq),
     async close() {
+      if (flushing) clearImmediate(flushing);
+      flush();
       unsubscribe?.();
       await bus?.close();
     },

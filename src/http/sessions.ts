@@ -8,7 +8,7 @@ import type { Principal } from '../core/principal.js';
 import { createOutbound, type Outbound } from '../mcp/outbound.js';
 import { createSession, type InFlight, type Session } from '../mcp/session.js';
 import { createSharing, type Sharing, type SharingOptions } from './session-sharing.js';
-import { EventStore, SseStream } from './sse.js';
+import { EventStore, SseStream, type StoredEvent } from './sse.js';
 
 export const GET_STREAM_ID = 'g';
 /** The bound of the sessions held in memory (the local cache, when they are shared). */
@@ -43,6 +43,17 @@ export interface SessionStore {
   forwardAnswer(session: HttpSession, message: Record<string, unknown>): Promise<void>;
   /** Ends the session, on every instance. */
   delete(id: string): Promise<boolean>;
+  /**
+   * A response stream this instance never held, as the instance that sent it kept it: its
+   * events after `seq` and whether it ended; null when sessions are not shared.
+   */
+  sharedEvents(
+    session: HttpSession,
+    streamId: string,
+    seq: number,
+  ): Promise<{ events: StoredEvent[]; finished: boolean }> | null;
+  /** Whether the session is still held here (not ended or expired meanwhile). */
+  holds(session: HttpSession): boolean;
   all(): Iterable<HttpSession>;
   readonly size: number;
   close(): Promise<void>;
@@ -82,7 +93,19 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
   };
 
   const create = (id: string, owner: string, principal: Principal): HttpSession => {
-    const store = new EventStore(options.eventStoreSize);
+    // A response stream's events are kept for other instances too; the GET stream's are not
+    // (each instance has its own, and a GET resumed elsewhere simply opens that one's).
+    const mirror = sharing?.mirror(id);
+    const store = new EventStore(
+      options.eventStoreSize,
+      undefined,
+      mirror
+        ? {
+            add: (event) => event.streamId !== GET_STREAM_ID && mirror.add(event),
+            finish: (streamId) => streamId !== GET_STREAM_ID && mirror.finish(streamId),
+          }
+        : null,
+    );
     const getStream = new SseStream(GET_STREAM_ID, store, options.keepAliveMs);
     const base = createSession(
       id,
@@ -166,6 +189,9 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
       await sharing?.ended(id);
       return session !== undefined || sharing !== null;
     },
+    sharedEvents: (session, streamId, seq) =>
+      sharing ? sharing.eventsAfter(session.id, streamId, seq) : null,
+    holds: (session) => sessions.get(session.id) === session,
     all: () => sessions.values(),
     get size() {
       return sessions.size;

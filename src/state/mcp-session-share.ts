@@ -17,6 +17,14 @@ export interface SessionRecord {
   subscriptions: string[];
 }
 
+/** One event of a session's response stream; `finished` marks the stream's end. */
+export interface SharedEvent {
+  streamId: string;
+  seq: number;
+  data: string;
+  finished?: boolean;
+}
+
 export interface SessionShare {
   /** The record of a session idle no longer than `idleMs`, marked alive; null when gone. */
   load(id: string, idleMs: number): Promise<SessionRecord | null>;
@@ -25,8 +33,16 @@ export interface SessionShare {
   /** Mark the session alive now. */
   touch(id: string): Promise<void>;
   remove(id: string): Promise<void>;
-  /** Delete every session idle longer than `idleMs`. */
-  sweep(idleMs: number): Promise<number>;
+  /** Delete every session idle longer than `idleMs`, and events older than `eventsMs`. */
+  sweep(idleMs: number, eventsMs: number): Promise<number>;
+  /** Keep events of the session's streams for a resumption on another instance. */
+  appendEvents(id: string, events: readonly SharedEvent[]): Promise<void>;
+  /** The stream's events after `seq`, in order, and whether the stream has ended. */
+  eventsAfter(
+    id: string,
+    streamId: string,
+    seq: number,
+  ): Promise<{ events: SharedEvent[]; finished: boolean }>;
 }
 
 /** The key a session is stored and announced under: its id is a bearer of the session. */
@@ -98,14 +114,51 @@ export function createSessionShare(db: Pick<StateDb, 'query'>): SessionShare {
       ]);
     },
     async remove(id) {
-      await db.query('DELETE FROM pgmcp.mcp_sessions WHERE id_hash = $1', [sessionKey(id)]);
+      const key = sessionKey(id);
+      await db.query('DELETE FROM pgmcp.mcp_sessions WHERE id_hash = $1', [key]);
+      await db.query('DELETE FROM pgmcp.mcp_events WHERE session_key = $1', [key]);
     },
-    async sweep(idleMs) {
+    async sweep(idleMs, eventsMs) {
       const { rowCount } = await db.query(
         'DELETE FROM pgmcp.mcp_sessions WHERE last_seen < now() - make_interval(secs => $1::float8 / 1000)',
         [idleMs],
       );
+      await db.query(
+        'DELETE FROM pgmcp.mcp_events WHERE created_at < now() - make_interval(secs => $1::float8 / 1000)',
+        [eventsMs],
+      );
       return rowCount ?? 0;
+    },
+    async appendEvents(id, events) {
+      if (events.length === 0) return;
+      await db.query(
+        `INSERT INTO pgmcp.mcp_events (session_key, stream_id, seq, data, finished)
+         SELECT $1, e.stream_id, e.seq, e.data, e.finished
+           FROM unnest($2::text[], $3::int[], $4::text[], $5::bool[])
+                AS e(stream_id, seq, data, finished)
+         ON CONFLICT DO NOTHING`,
+        [
+          sessionKey(id),
+          events.map((e) => e.streamId),
+          events.map((e) => e.seq),
+          events.map((e) => e.data),
+          events.map((e) => e.finished === true),
+        ],
+      );
+    },
+    async eventsAfter(id, streamId, seq) {
+      const { rows } = await db.query<{ seq: number; data: string; finished: boolean }>(
+        `SELECT seq, data, finished FROM pgmcp.mcp_events
+          WHERE session_key = $1 AND stream_id = $2 AND (seq > $3 OR finished)
+          ORDER BY seq`,
+        [sessionKey(id), streamId, seq],
+      );
+      return {
+        events: rows
+          .filter((r) => !r.finished)
+          .map((r) => ({ streamId, seq: r.seq, data: r.data })),
+        finished: rows.some((r) => r.finished),
+      };
     },
   };
 }

@@ -19,7 +19,7 @@ const RECORDED = [
   {
     version: 4,
     description:
-      'legacy MCP sessions shared by every instance, and the bodies of large messages between instances',
+      'legacy MCP sessions shared by every instance, their SSE events for resumption, and the bodies of large messages between instances',
   },
 ];
 

@@ -152,6 +152,55 @@ describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
   );
 
   it(
+    'a stream the server drops mid-call is resumed with Last-Event-ID on another instance',
+    { timeout: 60_000 },
+    async () => {
+      // [the instance that ran the call, the one its stream was resumed on]
+      const reconnects: [string, string][] = [];
+      let calledOn = '?';
+      const recording: typeof fetch = async (input, init) => {
+        const res = await fetch(input, init);
+        const servedBy = res.headers.get('x-served-by') ?? '?';
+        const headers = new Headers(init?.headers);
+        if (typeof init?.body === 'string' && init.body.includes('test_reconnection')) {
+          calledOn = servedBy;
+        } else if ((init?.method ?? 'GET') === 'GET' && headers.get('last-event-id')) {
+          reconnects.push([calledOn, servedBy]);
+        }
+        return res;
+      };
+      const client = new Client({ name: 'pgmcp-e2e-scale', version: '1.0.0' });
+      const transport = new StreamableHTTPClientTransport(new URL(cluster.url), {
+        fetch: recording,
+        reconnectionOptions: {
+          initialReconnectionDelay: 100,
+          maxReconnectionDelay: 1_000,
+          reconnectionDelayGrowFactor: 1.5,
+          maxRetries: 3,
+        },
+      });
+      await client.connect(transport);
+      try {
+        for (let round = 0; round < 3; round++) {
+          const result = await client.callTool({ name: 'test_reconnection', arguments: {} });
+          expect(text(result)).toContain(
+            'the stream was closed mid-call and this result was replayed',
+          );
+        }
+        expect(reconnects.length).toBeGreaterThanOrEqual(3);
+        // Round-robin sends a reconnection to another instance than the call's.
+        expect(
+          reconnects.some(([call, resumed]) => call !== resumed),
+          String(reconnects),
+        ).toBe(true);
+      } finally {
+        await transport.terminateSession().catch(() => undefined);
+        await client.close();
+      }
+    },
+  );
+
+  it(
     'each step of a session on another instance: initialize on A, list on B, call on C, DELETE on B ends it on A and C',
     { timeout: 60_000 },
     async () => {
