@@ -5,7 +5,9 @@
 -- table gives no one a session to use. `owner` is the caller it is bound to (the HTTP layer's
 -- principal key); every instance refuses the session to anyone else. last_seen is moved forward
 -- at most every few seconds by the instance serving it, and a session idle past
--- http.sessionIdleTimeoutMs is deleted by whichever instance sweeps first.
+-- http.sessionIdleTimeoutMs is deleted by whichever instance sweeps first. `holders` names the
+-- instances that hold a copy in memory: one that changes the session waits until each has
+-- applied the change before it answers.
 
 CREATE TABLE pgmcp.mcp_sessions (
   id_hash text PRIMARY KEY,
@@ -16,6 +18,7 @@ CREATE TABLE pgmcp.mcp_sessions (
   log_level text,
   database text,
   subscriptions text[] NOT NULL DEFAULT '{}',
+  holders text[] NOT NULL DEFAULT '{}',
   created_at timestamptz NOT NULL DEFAULT now(),
   last_seen timestamptz NOT NULL DEFAULT now()
 );

@@ -17,6 +17,8 @@ import type { EventMirror, StoredEvent } from './sse.js';
 
 /** How long a response stream's events stay resumable on another instance. */
 export const SHARED_EVENTS_MS = 5 * 60_000;
+/** A holder that has not applied a change by then is taken off the session's holders. */
+const ACK_WAIT_MS = 1_000;
 
 export interface SharingOptions {
   share: SessionShare;
@@ -105,15 +107,57 @@ export function createSharing(options: SharingOptions): Sharing {
     return id === undefined ? undefined : local.get(id);
   };
 
-  const onMessage = (message: Record<string, unknown>): void => {
+  const me = bus?.instance ?? 'local';
+  // Changes of ours waiting for the other holders to apply them, by change number.
+  const changes = new Map<number, { waiting: Set<string>; done(): void }>();
+  let changeCount = 0;
+
+  /** Tell the other holders of `session` its new record; resolves once each applied it. */
+  const spread = async (
+    session: HttpSession,
+    record: SessionRecord,
+    holders: string[],
+  ): Promise<void> => {
+    const others = holders.filter((h) => h !== me);
+    if (!bus || others.length === 0) return;
+    const change = ++changeCount;
+    const applied = new Promise<void>((resolve) => {
+      const waiting = new Set(others);
+      const timer = setTimeout(() => {
+        // Gone, or dropped its copy without saying so: no longer waited for.
+        share.release(session.id, [...waiting]).catch(failed('release'));
+        finish();
+      }, ACK_WAIT_MS);
+      function finish(): void {
+        clearTimeout(timer);
+        changes.delete(change);
+        resolve();
+      }
+      changes.set(change, { waiting, done: finish });
+    });
+    await announce(session, { t: 'changed', r: record, c: change });
+    await applied;
+  };
+
+  const onMessage = (message: Record<string, unknown>, from: string): void => {
+    if (message['t'] === 'applied') {
+      const change = changes.get(message['c'] as number);
+      if (message['to'] !== me || !change) return;
+      change.waiting.delete(from);
+      if (change.waiting.size === 0) change.done();
+      return;
+    }
     const session = heldBy(message['s']);
     if (!session) return;
     switch (message['t']) {
       case 'changed': {
-        // The record travels with the message: applying it costs no round trip, so the
-        // client's next request, wherever it lands, sees the change.
+        // The record travels with the message: applying it costs no round trip. The sender
+        // answers its client once every holder said it applied the change.
         const record = message['r'] as SessionRecord | undefined;
         if (record && record.owner === session.owner) apply(session, record);
+        bus
+          ?.publish({ t: 'applied', s: message['s'], c: message['c'], to: from })
+          .catch(failed('acknowledge'));
         return;
       }
       case 'ended':
@@ -137,6 +181,7 @@ export function createSharing(options: SharingOptions): Sharing {
     }
   };
   const unsubscribe = bus?.subscribe(onMessage) ?? null;
+  let closing = false;
 
   // Events are written in batches, after the turn that sent them: a stream costs no round trip
   // per event, and a client reconnecting elsewhere waits for them (get-stream.ts follows).
@@ -158,7 +203,7 @@ export function createSharing(options: SharingOptions): Sharing {
 
   return {
     tag: bus?.instance.slice(0, 6) ?? '',
-    load: (id) => share.load(id, options.idleTimeoutMs + touchEveryMs),
+    load: (id) => share.load(id, options.idleTimeoutMs + touchEveryMs, me),
     apply,
     held(session) {
       const key = sessionKey(session.id);
@@ -169,10 +214,11 @@ export function createSharing(options: SharingOptions): Sharing {
     forget(session) {
       const key = keyOf.get(session);
       if (key !== undefined && byKey.get(key) === session.id) byKey.delete(key);
+      if (!closing) share.release(session.id, [me]).catch(failed('release'));
     },
     async saved(session) {
       const record = recordOf(session);
-      await share.save(session.id, record);
+      await share.save(session.id, record, me);
       kept.set(session, JSON.stringify(record));
     },
     async changed(session) {
@@ -180,9 +226,11 @@ export function createSharing(options: SharingOptions): Sharing {
       const text = JSON.stringify(record);
       if (kept.get(session) === text) return;
       kept.set(session, text);
-      await share.save(session.id, record);
+      const holders = await share.save(session.id, record, me);
       touched.set(session, Date.now());
-      await announce(session, { t: 'changed', r: record });
+      // Answered once every instance holding a copy applied the change: the client's next
+      // request, wherever it lands, finds it there.
+      await spread(session, record, holders);
     },
     alive(session) {
       const now = Date.now();
@@ -192,7 +240,7 @@ export function createSharing(options: SharingOptions): Sharing {
     },
     async ended(id) {
       await share.remove(id);
-      if (bus) await bus.publish({ t: 'ended', s: sessionKey(id) });
+      if (bus) await bus.publish({ t: 'ended', s: sessionKey(id) }, { delivered: true });
     },
     publish: (session, message) => announce(session, message),
     sweep() {
@@ -204,6 +252,8 @@ export function createSharing(options: SharingOptions): Sharing {
     }),
     eventsAfter: (id, streamId, seq) => share.eventsAfter(id, streamId, seq),
     async close() {
+      closing = true;
+      for (const change of [...changes.values()]) change.done();
       if (flushing) clearImmediate(flushing);
       flush();
       unsubscribe?.();

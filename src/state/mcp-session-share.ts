@@ -26,10 +26,18 @@ export interface SharedEvent {
 }
 
 export interface SessionShare {
-  /** The record of a session idle no longer than `idleMs`, marked alive; null when gone. */
-  load(id: string, idleMs: number): Promise<SessionRecord | null>;
-  /** Write the record (a new session, or one whose kept fields changed). */
-  save(id: string, record: SessionRecord): Promise<void>;
+  /**
+   * The record of a session idle no longer than `idleMs`, marked alive and held by `holder`
+   * from now on; null when gone.
+   */
+  load(id: string, idleMs: number, holder: string): Promise<SessionRecord | null>;
+  /**
+   * Write the record (a new session, or one whose kept fields changed) as `holder`; returns
+   * the instances that hold a copy.
+   */
+  save(id: string, record: SessionRecord, holder: string): Promise<string[]>;
+  /** These instances no longer hold a copy (dropped it, or did not answer). */
+  release(id: string, holders: readonly string[]): Promise<void>;
   /** Mark the session alive now. */
   touch(id: string): Promise<void>;
   remove(id: string): Promise<void>;
@@ -62,13 +70,15 @@ interface Row {
 
 export function createSessionShare(db: Pick<StateDb, 'query'>): SessionShare {
   return {
-    async load(id, idleMs) {
+    async load(id, idleMs, holder) {
       const { rows } = await db.query<Row>(
-        `UPDATE pgmcp.mcp_sessions SET last_seen = now()
+        `UPDATE pgmcp.mcp_sessions
+            SET last_seen = now(),
+                holders = CASE WHEN $3 = ANY (holders) THEN holders ELSE holders || $3::text END
           WHERE id_hash = $1 AND last_seen >= now() - make_interval(secs => $2::float8 / 1000)
          RETURNING owner, protocol_version, client_capabilities, client_info, log_level, database,
                    subscriptions`,
-        [sessionKey(id), idleMs],
+        [sessionKey(id), idleMs, holder],
       );
       const row = rows[0];
       if (!row) return null;
@@ -82,11 +92,11 @@ export function createSessionShare(db: Pick<StateDb, 'query'>): SessionShare {
         subscriptions: row.subscriptions ?? [],
       };
     },
-    async save(id, record) {
-      await db.query(
+    async save(id, record, holder) {
+      const { rows } = await db.query<{ holders: string[] }>(
         `INSERT INTO pgmcp.mcp_sessions AS s (id_hash, owner, protocol_version, client_capabilities,
-                client_info, log_level, database, subscriptions)
-         VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8::text[])
+                client_info, log_level, database, subscriptions, holders)
+         VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8::text[], ARRAY[$9::text])
          ON CONFLICT (id_hash) DO UPDATE SET
            protocol_version = EXCLUDED.protocol_version,
            client_capabilities = EXCLUDED.client_capabilities,
@@ -94,8 +104,10 @@ export function createSessionShare(db: Pick<StateDb, 'query'>): SessionShare {
            log_level = EXCLUDED.log_level,
            database = EXCLUDED.database,
            subscriptions = EXCLUDED.subscriptions,
+           holders = CASE WHEN $9 = ANY (s.holders) THEN s.holders ELSE s.holders || $9::text END,
            last_seen = now()
-         WHERE s.owner = EXCLUDED.owner`,
+         WHERE s.owner = EXCLUDED.owner
+         RETURNING holders`,
         [
           sessionKey(id),
           record.owner,
@@ -105,7 +117,18 @@ export function createSessionShare(db: Pick<StateDb, 'query'>): SessionShare {
           record.logLevel,
           record.database,
           record.subscriptions,
+          holder,
         ],
+      );
+      return rows[0]?.holders ?? [];
+    },
+    async release(id, holders) {
+      if (holders.length === 0) return;
+      await db.query(
+        `UPDATE pgmcp.mcp_sessions SET holders = ARRAY(SELECT h FROM unnest(holders) AS h
+                                                        WHERE h <> ALL ($2::text[]))
+          WHERE id_hash = $1`,
+        [sessionKey(id), holders],
       );
     },
     async touch(id) {
