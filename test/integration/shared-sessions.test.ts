@@ -143,11 +143,13 @@ describe.skipIf(!pg)('legacy MCP sessions shared through the state database', ()
       { message: 'Go on?' },
       new AbortController().signal,
     );
+    // Longer than a notification may carry: it travels through pgmcp.cluster_messages.
+    const long = 'x'.repeat(20_000);
     await b.forwardAnswer(onB, {
       jsonrpc: '2.0',
       id: sent!['id'],
-      result: { action: 'accept', content: { ok: true } },
+      result: { action: 'accept', content: { ok: true, long } },
     });
-    await expect(answer).resolves.toEqual({ action: 'accept', content: { ok: true } });
+    await expect(answer).resolves.toEqual({ action: 'accept', content: { ok: true, long } });
   });
 });
