@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haproxyInstalled, startBalancer, type Balancer } from '../helpers/haproxy.js';
 import {
@@ -147,6 +148,46 @@ describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
       } finally {
         await transport.terminateSession().catch(() => undefined);
         await client.close();
+      }
+    },
+  );
+
+  it(
+    'a tool added in the database reaches the client as list_changed, whichever instance holds its stream',
+    { timeout: 60_000 },
+    async () => {
+      const schema = `scale_tools_${Math.random().toString(36).slice(2, 8)}`;
+      const client = new Client({ name: 'pgmcp-e2e-scale', version: '1.0.0' });
+      let changed = 0;
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        changed++;
+      });
+      const transport = new StreamableHTTPClientTransport(new URL(cluster.url));
+      await client.connect(transport);
+      try {
+        const before = (await client.listTools()).tools.map((t) => t.name);
+        expect(before).not.toContain('scale_answer');
+        await withClient(pg!.adminUrl, async (admin) => {
+          await admin.query(`CREATE SCHEMA ${schema}`);
+          await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${pg!.role}`);
+          await admin.query(
+            `CREATE FUNCTION ${schema}.scale_answer() RETURNS int LANGUAGE sql STABLE AS 'SELECT 42'`,
+          );
+          await admin.query(`COMMENT ON FUNCTION ${schema}.scale_answer IS '@mcp The answer.'`);
+          // What the event trigger sends on DDL where it is installed: every instance reloads.
+          await admin.query('NOTIFY pgmcp_catalog');
+        });
+        await expect.poll(() => changed, { timeout: 20_000, interval: 100 }).toBeGreaterThan(0);
+        // Every instance serves the new tool: three lists in a row go to all three.
+        for (let i = 0; i < 3; i++) {
+          expect((await client.listTools()).tools.map((t) => t.name)).toContain('scale_answer');
+        }
+      } finally {
+        await transport.terminateSession().catch(() => undefined);
+        await client.close();
+        await withClient(pg!.adminUrl, (admin) =>
+          admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`),
+        );
       }
     },
   );
