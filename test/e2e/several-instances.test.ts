@@ -396,14 +396,14 @@ describe.skipIf(!pg)('an embedded state cannot be one of several instances', () 
   });
 
   it(
-    'a second server on the data directory of a running one is refused, not attached to its state',
+    'a second server beyond loopback on the data directory of a running one is refused, not attached to its state',
     { timeout: 120_000 },
     async () => {
       const dir = dataDir();
       const args = ['--database', pg!.url, '--data-dir', dir];
       const first = await startHttpServer(args, { env: serverEnv() });
       try {
-        const second = spawnPgmcp(['serve', '--http', '127.0.0.1:0', ...args], {
+        const second = spawnPgmcp(['serve', '--http', '0.0.0.0:0', ...args], {
           env: serverEnv(),
         });
         const timer = setTimeout(() => second.process.kill('SIGKILL'), 60_000);
