@@ -16,6 +16,7 @@ import type { HttpService } from './http-service.js';
 import type { MetricsService } from './metrics-serve.js';
 import type { Phase } from './readiness.js';
 import { createLogger } from './logger.js';
+import { checkOneOfSeveral } from './one-of-several.js';
 import { startTracing } from './telemetry.js';
 import { VERSION } from './version.js';
 
@@ -180,6 +181,13 @@ export async function serve(config: Config, composition: ServeComposition = {}):
     throw error;
   }
   const { http, auth, required } = service;
+  try {
+    checkOneOfSeveral(config, auth, logger);
+  } catch (error) {
+    await service.close();
+    await app.close();
+    throw error;
+  }
   let metricsService: MetricsService | null = null;
   if (!required && !isLoopbackAddress(config.http.host)) {
     logger.warn(

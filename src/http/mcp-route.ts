@@ -13,6 +13,7 @@ import { openGetStream } from './mcp/get-stream.js';
 import { namedSession } from './mcp/named-session.js';
 import { headerEra, readMessage } from './mcp/parse.js';
 import { placeOf } from './mcp/place.js';
+import { keepSession } from './mcp/keep-session.js';
 import type { OAuthDiscovery } from './oauth-discovery.js';
 import { refuse } from './refuse.js';
 import type { SessionStore } from './sessions.js';
@@ -48,10 +49,11 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     if (!accept.json) return notAcceptable(req, reply, 'application/json and text/event-stream');
     const incoming = readMessage(req, reply);
     if (!incoming) return;
-    const place = placeOf(endpoint, req, reply, incoming, accept);
+    const place = await placeOf(endpoint, req, reply, incoming, accept);
     if (!place) return;
     const exchange = exchangeFor(endpoint, req, reply, incoming, place);
     const delivery = await deliver(endpoint.dispatcher, incoming, exchange.link);
+    if (place.kind === 'session') await keepSession(endpoint, place, incoming, delivery);
     answer(endpoint, req, reply, incoming, delivery, exchange);
   };
 
@@ -59,16 +61,16 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
   const get: Handler = async (req, reply) => {
     if (headerEra(req) === 'modern') return methodNotAllowed(reply);
     if (!acceptanceOf(req).sse) return notAcceptable(req, reply, 'text/event-stream');
-    const session = namedSession(endpoint.sessions, req, reply);
-    if (session) openGetStream(endpoint, req, reply, session);
+    const session = await namedSession(endpoint, req, reply);
+    if (session) await openGetStream(endpoint, req, reply, session);
   };
 
   /** Ends the session (legacy era only). */
   const del: Handler = async (req, reply) => {
     if (headerEra(req) === 'modern') return methodNotAllowed(reply);
-    const session = namedSession(endpoint.sessions, req, reply);
+    const session = await namedSession(endpoint, req, reply);
     if (!session) return;
-    endpoint.sessions.delete(session.id);
+    await endpoint.sessions.delete(session.id);
     reply.code(200).send();
   };
 

@@ -20,7 +20,7 @@ import { registerOAuthServer, type OAuthServerRoutes } from './oauth-server/inde
 import { createOriginPolicy } from './origin.js';
 import { refuse } from './refuse.js';
 import { sendJson } from './replies.js';
-import { createSessionStore, type SessionStore } from './sessions.js';
+import { createSessionStore, type SessionStore, type SessionStoreOptions } from './sessions.js';
 import { createStreamWatch } from './stream-watch.js';
 import { httpsOptions } from './tls.js';
 import { registerWebClient } from './web-client.js';
@@ -65,6 +65,8 @@ export interface HttpServerDeps {
   metricsRoute?: { exposition: MetricsExposition; allowAnonymous: boolean };
   /** What /ready checks besides Redis (absent: ready whenever the server answers). */
   readiness?(): Promise<Readiness>;
+  /** Legacy MCP sessions shared with the other instances (sessions.ts); absent: this process's. */
+  sessionSharing?: SessionStoreOptions['sharing'];
 }
 
 export interface HttpServer {
@@ -99,6 +101,7 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     eventStoreSize: options.eventStoreSize,
     keepAliveMs: options.keepAliveMs,
     logger,
+    sharing: deps.sessionSharing ?? null,
   });
   const unbind = dispatcher.bindSessions(() => sessions.all());
   // Open streams lose their credential's lapse (revoked, expired, disabled) on every instance.
@@ -230,8 +233,10 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     async close() {
       unbind();
       streamWatch.close();
-      sessions.close();
+      // Streams end first (synchronously); the cluster listener closes beside the server.
+      const sessionsClosed = sessions.close();
       await app.close();
+      await sessionsClosed;
     },
   };
 }

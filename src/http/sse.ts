@@ -9,6 +9,13 @@ export interface StoredEvent {
   data: string;
 }
 
+/** Where a session's events are also kept, for a resumption on another instance. */
+export interface EventMirror {
+  add(event: StoredEvent): void;
+  /** The stream ended: nothing more will come. */
+  finish(streamId: string): void;
+}
+
 /** Bounded ring of recent events of one session, for replay after a reconnect. */
 export class EventStore {
   private readonly events: StoredEvent[] = [];
@@ -17,9 +24,11 @@ export class EventStore {
     private readonly capacity: number,
     /** Tool results can be large: the store is bounded in bytes as well as in events. */
     private readonly maxBytes = 8 * 1024 * 1024,
+    private readonly mirror: EventMirror | null = null,
   ) {}
 
   add(event: StoredEvent): void {
+    this.mirror?.add(event);
     this.events.push(event);
     this.bytes += event.data.length;
     while (
@@ -28,6 +37,10 @@ export class EventStore {
     ) {
       this.bytes -= this.events.shift()!.data.length;
     }
+  }
+
+  finish(streamId: string): void {
+    this.mirror?.finish(streamId);
   }
 
   after(streamId: string, seq: number): StoredEvent[] {
@@ -139,7 +152,10 @@ export class SseStream {
 
   /** End the current connection; with `finished` the logical stream is over too. */
   end(finished: boolean): void {
-    if (finished) this.finished = true;
+    if (finished && !this.finished) {
+      this.finished = true;
+      this.store?.finish(this.id);
+    }
     const writer = this.writer;
     this.detach();
     if (writer && !writer.writableEnded) writer.end();

@@ -20,6 +20,11 @@ const RECORDED = [
     version: 4,
     description: 'audit rows keep the id of the HTTP request they were made for',
   },
+  {
+    version: 5,
+    description:
+      'legacy MCP sessions shared by every instance, their SSE events for resumption, and the bodies of large messages between instances',
+  },
 ];
 
 describe('state migrations (sql/state)', () => {
@@ -38,13 +43,14 @@ describe('state migrations (sql/state)', () => {
     expect(MIGRATIONS.map(({ version, description }) => ({ version, description }))).toEqual(
       RECORDED,
     );
-    expect(LATEST_VERSION).toBe(4);
+    expect(LATEST_VERSION).toBe(5);
     // Shipped in the package (package.json `files` has sql/), read from there by the bundle too.
     const files = [
       '001_init.sql',
       '002_conversations.sql',
       '003_oauth.sql',
       '004_audit_request_id.sql',
+      '005_mcp_sessions.sql',
     ];
     expect(readdirSync(packagePath('sql/state')).sort()).toEqual(files);
     expect(MIGRATIONS.map((m) => m.sql)).toEqual(
@@ -53,6 +59,8 @@ describe('state migrations (sql/state)', () => {
     expect(MIGRATIONS[0]!.sql).toMatch(/CREATE TABLE pgmcp\.tokens \(/);
     expect(MIGRATIONS[1]!.sql).toMatch(/CREATE TABLE pgmcp\.conversations \(/);
     expect(MIGRATIONS[2]!.sql).toMatch(/CREATE TABLE pgmcp\.oauth_refresh_tokens \(/);
+    expect(MIGRATIONS[3]!.sql).toMatch(/ALTER TABLE pgmcp\.audit/);
+    expect(MIGRATIONS[4]!.sql).toMatch(/CREATE TABLE pgmcp\.mcp_sessions \(/);
   });
 
   it('take the version from the file name, in order, and leave other files alone', () => {

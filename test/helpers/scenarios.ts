@@ -12,6 +12,7 @@ import {
   type Era,
   type McpConnection,
   type ToolCallResult,
+  type TransportKind,
 } from './connectors.js';
 import { tail } from './server.js';
 
@@ -37,6 +38,11 @@ export interface Scenario {
   name: string;
   /** Only these eras (default: both). */
   eras?: readonly Era[];
+  /**
+   * What it changes lives in one server process (a fixture tool that edits that process's
+   * registry): left out where the deployment is several instances behind a balancer.
+   */
+  oneProcess?: boolean;
   timeoutMs?: number;
   run(ctx: ScenarioContext): Promise<void>;
 }
@@ -498,6 +504,7 @@ export const scenarios: readonly Scenario[] = [
   },
   {
     name: 'tools/list_changed reaches the client when the tool list changes',
+    oneProcess: true,
     async run({ conn }) {
       const seen: unknown[] = [];
       conn.onNotification('notifications/tools/list_changed', (params) => seen.push(params));
@@ -546,7 +553,16 @@ export interface ScenarioEnvironment {
 }
 
 /** Declare the whole matrix: every connector × every scenario that applies to its era. */
-export function runScenarioMatrix(setup: () => Promise<ScenarioEnvironment>): void {
+export function runScenarioMatrix(
+  setup: () => Promise<ScenarioEnvironment>,
+  options: {
+    /** Only the connectors of these transports (default: every one). */
+    transports?: readonly TransportKind[];
+    /** The deployment is several instances: scenarios bound to one process are left out. */
+    severalInstances?: boolean;
+  } = {},
+): void {
+  const { transports, severalInstances = false } = options;
   let environment: ScenarioEnvironment | undefined;
   beforeAll(async () => {
     environment = await setup();
@@ -556,6 +572,7 @@ export function runScenarioMatrix(setup: () => Promise<ScenarioEnvironment>): vo
   }, 60_000);
 
   for (const connector of CONNECTORS) {
+    if (transports && !transports.includes(connector.transport)) continue;
     describe(connector.name, () => {
       let conn: McpConnection | undefined;
       beforeAll(async () => {
@@ -568,6 +585,7 @@ export function runScenarioMatrix(setup: () => Promise<ScenarioEnvironment>): vo
 
       for (const scenario of scenarios) {
         if (scenario.eras && !scenario.eras.includes(connector.era)) continue;
+        if (severalInstances && scenario.oneProcess) continue;
         it(
           scenario.name,
           async () => {

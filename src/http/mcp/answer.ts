@@ -48,9 +48,6 @@ export function answer(
       'stage timings',
     );
   }
-  // An initialize's session is kept once it succeeded; a failed one creates no session.
-  if (place.kind === 'session' && place.opened && succeeded)
-    endpoint.sessions.register(place.session);
   const stream = exchange.stream?.opened ?? null;
   if (stream !== null) {
     stream.send(outcome.response);

@@ -25,13 +25,13 @@ export type Place =
   | { kind: 'session'; session: HttpSession; opened: boolean };
 
 /** Where the message is delivered; null once it was answered here. */
-export function placeOf(
+export async function placeOf(
   endpoint: McpEndpoint,
   req: FastifyRequest,
   reply: FastifyReply,
   incoming: Incoming,
   accept: Acceptance,
-): Place | null {
+): Promise<Place | null> {
   const admitsBoth = accept.json && accept.sse;
   const sessionless = headerValue(req.headers['mcp-session-id']) === undefined;
   // A sessionless legacy request is answered with plain JSON, so it need not admit SSE.
@@ -54,8 +54,8 @@ export function placeOf(
     notAcceptable(req, reply, 'application/json and text/event-stream');
     return null;
   }
-  const named = (id?: unknown): Place | null => {
-    const session = namedSession(endpoint.sessions, req, reply, id);
+  const named = async (id?: unknown): Promise<Place | null> => {
+    const session = await namedSession(endpoint, req, reply, id);
     return session ? { kind: 'session', session, opened: false } : null;
   };
   switch (incoming.kind) {

@@ -1,0 +1,443 @@
+// Several instances, no sticky sessions: three servers on one PostgreSQL state database and one
+// server.stateSecret, behind Debian's HAProxy with the documented round-robin configuration
+// (examples/deploy/haproxy.cfg). The official SDK v1 client initializes on one instance and
+// lists, calls and reads on the others; the e2e scenario matrix (HTTP connectors, both eras)
+// runs through the balancer; and each step of a legacy session is sent to a different instance
+// directly: the session, its caller binding, DELETE, and a cancellation that lands on another
+// instance than the running query's.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { haproxyInstalled, startBalancer, type Balancer } from '../helpers/haproxy.js';
+import {
+  createFixtureSchema,
+  realPostgres,
+  reportSkipped,
+  throwawayDatabase,
+  withClient,
+  type RealPostgres,
+} from '../helpers/postgres.js';
+import { runScenarioMatrix } from '../helpers/scenarios.js';
+import {
+  postRpc,
+  rawHttp,
+  rawInitialize,
+  serverEnv,
+  spawnPgmcp,
+  startHttpServer,
+  type HttpServer,
+} from '../helpers/server.js';
+
+const SUITE = 'test/e2e/several-instances.test.ts (three instances behind HAProxy)';
+const pg = await realPostgres(SUITE);
+const haproxy = haproxyInstalled();
+if (pg && !haproxy)
+  reportSkipped(SUITE, '/usr/sbin/haproxy is not installed (apt-get install haproxy)');
+
+interface Cluster {
+  instances: HttpServer[];
+  balancer: Balancer;
+  /** The MCP endpoint through the balancer. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Three instances of the fixture server on one state database, and HAProxy over them. */
+async function startCluster(info: RealPostgres, stateUrl: string): Promise<Cluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'pgmcp-scale-'));
+  const config = join(dir, 'pgmcp.yaml');
+  // Loopback is the trusted proxy here: X-User-Id names the caller, so two callers can be told
+  // apart without tokens (requests without the header, the SDK's, stay anonymous).
+  writeFileSync(config, 'auth:\n  trustedProxies: ["127.0.0.1"]\n');
+  const env = serverEnv({
+    // The scenarios' time zone (as in scenarios-postgres.test.ts).
+    TZ: 'Asia/Tokyo',
+    PGMCP_LOG_LEVEL: 'info',
+    PGMCP_STATE_URL: stateUrl,
+    PGMCP_STATE_SECRET: 'several-instances-share-this-secret',
+  });
+  const args = ['--database', info.url, '--config', config];
+  const started = await Promise.allSettled(
+    [1, 2, 3].map(() => startHttpServer(args, { env, fixtures: true })),
+  );
+  const instances = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(instances.map((i) => i.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await stopAll();
+    throw failed.reason;
+  }
+  const balancer = await startBalancer(instances.map((i) => new URL(i.url).host)).catch(
+    async (error: unknown) => {
+      await stopAll();
+      throw error;
+    },
+  );
+  return {
+    instances,
+    balancer,
+    url: `${balancer.origin}/mcp`,
+    async stop() {
+      await balancer.stop();
+      await stopAll();
+    },
+  };
+}
+
+const text = (result: any): string =>
+  (result.content as { type: string; text?: string }[])
+    .filter((c) => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
+
+describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
+  const state = throwawayDatabase(pg!, 'pgmcp_scale_state');
+  let cluster: Cluster;
+
+  beforeAll(async () => {
+    cluster = await startCluster(pg!, state.url);
+  }, 180_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  }, 60_000);
+
+  it(
+    'the SDK v1 client initializes on one instance and lists, calls and reads on the others',
+    { timeout: 60_000 },
+    async () => {
+      const servedBy: string[] = [];
+      const recording: typeof fetch = async (input, init) => {
+        const res = await fetch(input, init);
+        const name = res.headers.get('x-served-by');
+        if (name && (init?.method ?? 'GET') === 'POST') servedBy.push(name);
+        return res;
+      };
+      const client = new Client({ name: 'pgmcp-e2e-scale', version: '1.0.0' });
+      const transport = new StreamableHTTPClientTransport(new URL(cluster.url), {
+        fetch: recording,
+      });
+      await client.connect(transport);
+      expect(transport.sessionId).toBeTruthy();
+      try {
+        for (let round = 0; round < 2; round++) {
+          const tools = await client.listTools();
+          expect(tools.tools.map((t) => t.name)).toContain('query_database');
+          const result = await client.callTool({
+            name: 'query_database',
+            arguments: { query: 'select 41 + 1 as answer' },
+          });
+          expect(result.isError, text(result)).toBeFalsy();
+          expect(text(result)).toContain('42');
+          const resources = await client.listResources();
+          expect(resources.resources.length).toBeGreaterThan(0);
+          const read = await client.readResource({ uri: resources.resources[0]!.uri });
+          expect(read.contents.length).toBeGreaterThan(0);
+          await client.setLoggingLevel('warning');
+          await client.ping();
+        }
+        // Every message of the session was a POST; round-robin spread them over all three.
+        expect(new Set(servedBy)).toEqual(new Set(['pgmcp1', 'pgmcp2', 'pgmcp3']));
+        expect(servedBy.length).toBeGreaterThanOrEqual(12);
+      } finally {
+        await transport.terminateSession().catch(() => undefined);
+        await client.close();
+      }
+    },
+  );
+
+  it(
+    'a tool added in the database reaches the client as list_changed, whichever instance holds its stream',
+    { timeout: 60_000 },
+    async () => {
+      const schema = `scale_tools_${Math.random().toString(36).slice(2, 8)}`;
+      const client = new Client({ name: 'pgmcp-e2e-scale', version: '1.0.0' });
+      let changed = 0;
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        changed++;
+      });
+      const transport = new StreamableHTTPClientTransport(new URL(cluster.url));
+      await client.connect(transport);
+      try {
+        const before = (await client.listTools()).tools.map((t) => t.name);
+        expect(before).not.toContain('scale_answer');
+        await withClient(pg!.adminUrl, async (admin) => {
+          await admin.query(`CREATE SCHEMA ${schema}`);
+          await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${pg!.role}`);
+          await admin.query(
+            `CREATE FUNCTION ${schema}.scale_answer() RETURNS int LANGUAGE sql STABLE AS 'SELECT 42'`,
+          );
+          await admin.query(`COMMENT ON FUNCTION ${schema}.scale_answer IS '@mcp The answer.'`);
+          // What the event trigger sends on DDL where it is installed: every instance reloads.
+          await admin.query('NOTIFY pgmcp_catalog');
+        });
+        await expect.poll(() => changed, { timeout: 20_000, interval: 100 }).toBeGreaterThan(0);
+        // Every instance serves the new tool: three lists in a row go to all three.
+        for (let i = 0; i < 3; i++) {
+          expect((await client.listTools()).tools.map((t) => t.name)).toContain('scale_answer');
+        }
+      } finally {
+        await transport.terminateSession().catch(() => undefined);
+        await client.close();
+        await withClient(pg!.adminUrl, (admin) =>
+          admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`),
+        );
+      }
+    },
+  );
+
+  it(
+    'a stream the server drops mid-call is resumed with Last-Event-ID on another instance',
+    { timeout: 60_000 },
+    async () => {
+      // [the instance that ran the call, the one its stream was resumed on]
+      const reconnects: [string, string][] = [];
+      let calledOn = '?';
+      const recording: typeof fetch = async (input, init) => {
+        const res = await fetch(input, init);
+        const servedBy = res.headers.get('x-served-by') ?? '?';
+        const headers = new Headers(init?.headers);
+        if (typeof init?.body === 'string' && init.body.includes('test_reconnection')) {
+          calledOn = servedBy;
+        } else if ((init?.method ?? 'GET') === 'GET' && headers.get('last-event-id')) {
+          reconnects.push([calledOn, servedBy]);
+        }
+        return res;
+      };
+      const client = new Client({ name: 'pgmcp-e2e-scale', version: '1.0.0' });
+      const transport = new StreamableHTTPClientTransport(new URL(cluster.url), {
+        fetch: recording,
+        reconnectionOptions: {
+          initialReconnectionDelay: 100,
+          maxReconnectionDelay: 1_000,
+          reconnectionDelayGrowFactor: 1.5,
+          maxRetries: 3,
+        },
+      });
+      await client.connect(transport);
+      try {
+        for (let round = 0; round < 3; round++) {
+          const result = await client.callTool({ name: 'test_reconnection', arguments: {} });
+          expect(text(result)).toContain(
+            'the stream was closed mid-call and this result was replayed',
+          );
+        }
+        expect(reconnects.length).toBeGreaterThanOrEqual(3);
+        // Round-robin sends a reconnection to another instance than the call's.
+        expect(
+          reconnects.some(([call, resumed]) => call !== resumed),
+          String(reconnects),
+        ).toBe(true);
+      } finally {
+        await transport.terminateSession().catch(() => undefined);
+        await client.close();
+      }
+    },
+  );
+
+  it(
+    'each step of a session on another instance: initialize on A, list on B, call on C, DELETE on B ends it on A and C',
+    { timeout: 60_000 },
+    async () => {
+      const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string];
+      const { sessionId, headers } = await rawInitialize(a, '2025-11-25');
+      const listed = await postRpc(b, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers);
+      expect(listed.status, listed.text).toBe(200);
+      expect(listed.json.result.tools.map((t: { name: string }) => t.name)).toContain(
+        'query_database',
+      );
+      const called = await postRpc(
+        c,
+        {
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'query_database', arguments: { query: 'select 7 * 6 as answer' } },
+        },
+        headers,
+      );
+      expect(called.status, called.text).toBe(200);
+      expect(JSON.stringify(called.json.result)).toContain('42');
+      expect(called.headers['mcp-session-id']).toBe(sessionId);
+
+      const ended = await rawHttp(b, { method: 'DELETE', headers });
+      expect(ended.status, ended.text).toBe(200);
+      // A and C held the session in memory; DELETE on B ends it there too.
+      for (const url of [a, c]) {
+        await expect
+          .poll(
+            async () =>
+              (await postRpc(url, { jsonrpc: '2.0', id: 3, method: 'ping' }, headers)).status,
+            { timeout: 10_000, interval: 100 },
+          )
+          .toBe(404);
+      }
+    },
+  );
+
+  it('a session stays bound to its caller on every instance', { timeout: 30_000 }, async () => {
+    const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string];
+    const alice = { 'x-user-id': 'alice' };
+    const { headers } = await rawInitialize(a, '2025-11-25', {}, alice);
+    const asBob = { ...headers, 'x-user-id': 'bob' };
+    // Bob on an instance that never held the session, and on one that holds it now.
+    const mallory = await postRpc(b, { jsonrpc: '2.0', id: 1, method: 'ping' }, asBob);
+    expect(mallory.status).toBe(404);
+    const anonymous = { ...headers };
+    delete (anonymous as Record<string, string>)['x-user-id'];
+    expect((await postRpc(c, { jsonrpc: '2.0', id: 2, method: 'ping' }, anonymous)).status).toBe(
+      404,
+    );
+    const own = await postRpc(b, { jsonrpc: '2.0', id: 3, method: 'ping' }, headers);
+    expect(own.status, own.text).toBe(200);
+    expect((await postRpc(b, { jsonrpc: '2.0', id: 4, method: 'ping' }, asBob)).status).toBe(404);
+  });
+
+  it(
+    'notifications/cancelled sent to another instance cancels the running query there',
+    { timeout: 60_000 },
+    async () => {
+      const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string];
+      const { headers } = await rawInitialize(a, '2025-11-25');
+      const marker = `scale_cancel_${Math.random().toString(36).slice(2, 8)}`;
+      const running = postRpc(
+        b,
+        {
+          jsonrpc: '2.0',
+          id: 'slow',
+          method: 'tools/call',
+          params: {
+            name: 'query_database',
+            arguments: { query: `select pg_sleep(25), '${marker}' as marker` },
+          },
+        },
+        headers,
+      );
+      const active = (): Promise<number> =>
+        withClient(pg!.adminUrl, async (client) => {
+          const { rows } = await client.query(
+            `select count(*)::int as n from pg_stat_activity
+              where state = 'active' and query like '%' || $1 || '%' and pid <> pg_backend_pid()`,
+            [marker],
+          );
+          return rows[0].n as number;
+        });
+      await expect.poll(active, { timeout: 15_000, interval: 100 }).toBe(1);
+      const cancel = await postRpc(
+        c,
+        {
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: 'slow', reason: 'the user gave up' },
+        },
+        headers,
+      );
+      expect(cancel.status, cancel.text).toBe(202);
+      // Well before pg_sleep(25) would end by itself.
+      await expect.poll(active, { timeout: 10_000, interval: 100 }).toBe(0);
+      const answered = await running;
+      expect(answered.status).toBe(200);
+    },
+  );
+});
+
+describe.skipIf(!pg || !haproxy)('the e2e scenarios through HAProxy over three instances', () => {
+  const state = throwawayDatabase(pg!, 'pgmcp_scale_matrix');
+  runScenarioMatrix(
+    async () => {
+      const info = pg!;
+      const fixture = await createFixtureSchema(info, 'pgmcp_e2e');
+      const cluster = await startCluster(info, state.url).catch(async (error: unknown) => {
+        await fixture.drop();
+        throw error;
+      });
+      return {
+        deployment: {
+          httpUrl: () => cluster.url,
+          stdioArgs: ['--database', info.url],
+          fixtures: true,
+          env: serverEnv(),
+        },
+        target: {
+          kind: 'postgres',
+          schema: fixture.name,
+          itemCount: fixture.itemCount,
+          databaseName: decodeURIComponent(new URL(info.url).pathname.slice(1)),
+          role: { name: info.role, superuser: false },
+          admin: (sql, params) =>
+            withClient(info.adminUrl, async (c) => (await c.query(sql, params)).rows),
+        },
+        httpStderr: () => cluster.instances.map((i) => i.stderr()).join('\n---\n'),
+        async teardown() {
+          await cluster.stop();
+          await fixture.drop();
+        },
+      };
+    },
+    { transports: ['http'], severalInstances: true },
+  );
+});
+
+describe.skipIf(!pg)('an embedded state cannot be one of several instances', () => {
+  const dirs: string[] = [];
+  const dataDir = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'pgmcp-scale-embedded-'));
+    dirs.push(dir);
+    return dir;
+  };
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(
+    'a second server beyond loopback on the data directory of a running one is refused, not attached to its state',
+    { timeout: 120_000 },
+    async () => {
+      const dir = dataDir();
+      const args = ['--database', pg!.url, '--data-dir', dir];
+      const first = await startHttpServer(args, { env: serverEnv() });
+      try {
+        const second = spawnPgmcp(['serve', '--http', '0.0.0.0:0', ...args], {
+          env: serverEnv(),
+        });
+        const timer = setTimeout(() => second.process.kill('SIGKILL'), 60_000);
+        const exit = await second.exited;
+        clearTimeout(timer);
+        expect(exit.code, second.stderr()).not.toBe(0);
+        expect(exit.code).not.toBeNull();
+        expect(second.stderr()).toContain('two servers cannot share an embedded state');
+        expect(second.stderr()).toContain('state.url');
+        expect(second.stdout()).not.toContain('serving MCP');
+        // The first one goes on serving.
+        expect((await rawInitialize(first.url)).sessionId).toBeTruthy();
+      } finally {
+        await first.stop();
+      }
+    },
+  );
+
+  it(
+    'a server reachable beyond loopback on the embedded state says it cannot be one of several',
+    { timeout: 120_000 },
+    async () => {
+      const server = spawnPgmcp(
+        ['serve', '--http', '0.0.0.0:0', '--database', pg!.url, '--data-dir', dataDir()],
+        { env: serverEnv() },
+      );
+      try {
+        await expect
+          .poll(() => server.stdout(), { timeout: 90_000, interval: 200 })
+          .toContain('serving MCP');
+        expect(server.stderr()).toContain('this instance cannot be one of several');
+      } finally {
+        await server.stop();
+      }
+    },
+  );
+});

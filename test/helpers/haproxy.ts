@@ -1,0 +1,84 @@
+// Debian's HAProxy in front of several pgmcp instances, with the configuration docs/deploy.md
+// gives (examples/deploy/haproxy.cfg) in a temporary directory: its ports changed, and one
+// header added to each answer (x-served-by: the instance's name) so a test sees the rotation.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { REPO_ROOT } from './postgres.js';
+
+export const HAPROXY_BIN = '/usr/sbin/haproxy';
+export const HAPROXY_CONFIG = join(REPO_ROOT, 'examples', 'deploy', 'haproxy.cfg');
+
+export interface Balancer {
+  /** http://127.0.0.1:<port> */
+  readonly origin: string;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+export function haproxyInstalled(): boolean {
+  return existsSync(HAPROXY_BIN);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The documented configuration, bound to a free port and pointed at `backends` (host:port). */
+export function balancerConfig(port: number, backends: string[]): string {
+  const documented = readFileSync(HAPROXY_CONFIG, 'utf8');
+  const servers = [
+    '  http-response set-header x-served-by %[srv_name]',
+    ...backends.map((b, i) => `  server pgmcp${i + 1} ${b}`),
+  ].join('\n');
+  const config = documented
+    .replace(/^ {2}bind 127\.0\.0\.1:8000$/m, `  bind 127.0.0.1:${port}`)
+    .replace(/(^ {2}server pgmcp\d+ .+\n?)+/m, `${servers}\n`);
+  if (!config.includes(`bind 127.0.0.1:${port}`) || !config.includes(servers)) {
+    throw new Error(`${HAPROXY_CONFIG} no longer has the bind and server lines this test rewrites`);
+  }
+  return config;
+}
+
+/** Starts HAProxy over `backends`; resolves once /health answers 200 through it. */
+export async function startBalancer(backends: string[]): Promise<Balancer> {
+  const dir = mkdtempSync(join(tmpdir(), 'pgmcp-haproxy-'));
+  const port = await freePort();
+  const file = join(dir, 'haproxy.cfg');
+  writeFileSync(file, balancerConfig(port, backends));
+  // -db: stay in the foreground, no daemon; the test owns the process.
+  const child: ChildProcess = spawn(HAPROXY_BIN, ['-db', '-f', file], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const origin = `http://127.0.0.1:${port}`;
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  for (let attempt = 0; attempt < 150; attempt++) {
+    if (child.exitCode !== null) break;
+    const ok = await fetch(`${origin}/health`)
+      .then((r) => r.status === 200)
+      .catch(() => false);
+    if (ok) return { origin, stderr: () => stderr, stop };
+    await sleep(100);
+  }
+  await stop();
+  throw new Error(`HAProxy did not start serving:\n${stderr}`);
+}
