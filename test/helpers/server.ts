@@ -148,7 +148,7 @@ export async function startHttpServer(
     env?: Record<string, string>;
     startTimeoutMs?: number;
     fixtures?: boolean;
-    /** Another Node binary (the Node 22 of .tmp/node22); default: this one. */
+    /** Another Node binary (one of scripts/node-install.sh's in .tmp/); default: this one. */
     node?: string;
   } = {},
 ): Promise<HttpServer> {
