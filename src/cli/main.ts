@@ -17,8 +17,17 @@ import type { ChatOptions } from './chat/index.js';
 import type { ImportOptions } from './config-import.js';
 import type { EmbedOptions } from './embed.js';
 import type { InstallOptions } from './install.js';
+import { checkRuntime } from './runtime.js';
 import { DEFAULT_TOKEN_LIFETIME } from './token-lifetime.js';
 import { VERSION } from './version.js';
+
+// First of all, whatever the command: a warning on a Node on its way out, a refusal on one
+// pgmcp does not run on (runtime.ts).
+try {
+  await checkRuntime();
+} catch (error) {
+  fail(error);
+}
 
 const authCommands = () => import('./auth-commands.js');
 

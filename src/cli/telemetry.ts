@@ -68,6 +68,13 @@ export async function startTracing(
   });
   // The global provider, the AsyncLocalStorage context manager and the W3C propagator.
   provider.register();
+  // The AI SDK (7 and later) makes its spans (the agent loop, each step's model call, each tool
+  // call) only through a registered integration: its OpenTelemetry one, on the provider above.
+  const [{ registerTelemetry }, { OpenTelemetry }] = await Promise.all([
+    import('ai'),
+    import('@ai-sdk/otel'),
+  ]);
+  registerTelemetry(new OpenTelemetry());
   configureTracing({ on: true, includeSql: config.includeSql, sqlComment: config.sqlComment }, api);
   logger.info(
     { includeSql: config.includeSql, sqlComment: config.sqlComment },

@@ -1,6 +1,6 @@
 // The AI SDK's embedding models, in a module of their own so that remote.ts loads them with
 // the first batch it embeds, never at start.
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import { createGoogle } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOllama } from 'ollama-ai-provider-v2';
 import { createVoyage } from 'voyage-ai-provider';
@@ -24,6 +24,6 @@ export function buildModel(
     case 'ollama':
       return createOllama({ baseURL }).embedding(model);
     case 'gemini':
-      return createGoogleGenerativeAI({ baseURL, apiKey: apiKey ?? '' }).embedding(model);
+      return createGoogle({ baseURL, apiKey: apiKey ?? '' }).embedding(model);
   }
 }

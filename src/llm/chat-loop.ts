@@ -7,8 +7,8 @@
 import {
   convertToModelMessages,
   createUIMessageStream,
+  isStepCount,
   modelMessageSchema,
-  stepCountIs,
   streamText,
   validateUIMessages,
   type ModelMessage,
@@ -236,10 +236,13 @@ export async function startChat(
     async execute({ writer }) {
       const result = streamText({
         model,
-        system: llm.systemPrompt ?? systemPrompt(databaseName),
+        instructions: llm.systemPrompt ?? systemPrompt(databaseName),
         messages: modelMessages,
+        // A stored conversation may hold system messages (the conversation API takes the role);
+        // they follow pgmcp's instructions, as they always have.
+        allowSystemInMessages: true,
         tools: chatTools.tools,
-        stopWhen: [stepCountIs(maxSteps), tokensUsedAtLeast(llm.maxTokensPerRequest)],
+        stopWhen: [isStepCount(maxSteps), tokensUsedAtLeast(llm.maxTokensPerRequest)],
         prepareStep: () => ({ activeTools: chatTools.active() }),
         maxOutputTokens: llm.maxOutputTokens,
         maxRetries: llm.maxRetries,
@@ -264,7 +267,7 @@ export async function startChat(
       let finishReason: FinishReason | undefined;
       try {
         const steps = await result.steps;
-        const total = await result.totalUsage;
+        const total = await result.usage; // every step's, summed
         usage = {
           inputTokens: total.inputTokens ?? 0,
           outputTokens: total.outputTokens ?? 0,

@@ -123,7 +123,8 @@ export function createChatTools(input: ChatToolsInput): ChatTools {
     const registryName = spec.name;
     const name = modelNameOf(registryName, taken);
     names.push(name);
-    tools[name] = tool<Record<string, unknown>, ChatToolOutput>({
+    // Input, output and the tool's own context (none: what a call needs comes from this closure).
+    tools[name] = tool<Record<string, unknown>, ChatToolOutput, Record<string, never>>({
       description: spec.description,
       inputSchema: jsonSchema<Record<string, unknown>>(modelSchema(spec)),
       ...(CONFIRMED_TOOLS.has(registryName)

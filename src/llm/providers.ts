@@ -3,7 +3,7 @@
 // only to the provider libraries: no view, log line or error message carries them.
 import { readFileSync } from 'node:fs';
 import { createAnthropic } from '@ai-sdk/anthropic';
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import { createGoogle } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import type { LanguageModel } from 'ai';
 import { NO_METRICS, type Metrics } from '../core/metrics.js';
@@ -169,7 +169,7 @@ function providerFrom(
         return (id) => anthropic(id);
       }
       case 'google': {
-        const google = createGoogleGenerativeAI({ apiKey, baseURL: baseUrl });
+        const google = createGoogle({ apiKey, baseURL: baseUrl });
         return (id) => google(id);
       }
       case 'ollama': {

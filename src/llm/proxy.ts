@@ -100,7 +100,10 @@ export function createProxy(providers: LlmProviders, llm: LlmConfig): Proxy {
       const settings = {
         model: provider.languageModel(modelId),
         messages,
-        ...(request.system !== undefined ? { system: request.system } : {}),
+        // The caller owns the whole prompt here, system messages among its messages included
+        // (the AI SDK refuses those unless told otherwise).
+        allowSystemInMessages: true,
+        ...(request.system !== undefined ? { instructions: request.system } : {}),
         ...(tools ? { tools } : {}),
         maxOutputTokens: llm.maxOutputTokens,
         maxRetries: llm.maxRetries,

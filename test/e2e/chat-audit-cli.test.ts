@@ -11,7 +11,7 @@ import YAML from 'yaml';
 import { startChatServer, type ChatServer } from '../helpers/chat-server.js';
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js';
 import { REPO_ROOT, realPostgres, throwawayDatabase, withClient } from '../helpers/postgres.js';
-import { PGMCP_BIN } from '../helpers/server.js';
+import { PGMCP_BIN, withoutNode20Warning } from '../helpers/server.js';
 
 const pg = await realPostgres('pgmcp chat tool calls in the audit log');
 const KEY = 'sk-chat-audit-cli-0123456789';
@@ -39,7 +39,7 @@ function runPgmcp(
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.on('exit', (code) => resolve({ code, stdout, stderr: withoutNode20Warning(stderr) }));
   });
 }
 

@@ -1,8 +1,8 @@
 // One chat end to end through the BUILT server (dist/, as users run it) with the provider set
-// up by the conventional variables alone, on the Node running the tests (20 in CI) and on the
-// Node 22 that scripts/conformance-install.sh puts in .tmp/node22: the AI SDK packages declare
-// newer Nodes in places, and pgmcp supports both. Without that Node 22 the run is skipped
-// loudly and recorded; CI (.ci/run) installs it and fails on any recorded skip.
+// up by the conventional variables alone, on the Node running the tests (22 in CI) and on the
+// Node 22 that scripts/node-install.sh puts in .tmp/node22 (the AI SDK declares Node >= 22;
+// scripts/smoke.sh chats on the other Nodes). Without that Node 22 the run is skipped loudly
+// and recorded; CI (.ci/run) installs it and fails on any recorded skip.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -23,7 +23,7 @@ import {
   withClient,
   type FixtureSchema,
 } from '../helpers/postgres.js';
-import { PGMCP_BIN } from '../helpers/server.js';
+import { PGMCP_BIN, withoutNode20Warning } from '../helpers/server.js';
 import { startTerminal, type Terminal } from '../helpers/tmux.js';
 
 const pg = await realPostgres('pgmcp chat in a terminal');
@@ -441,6 +441,6 @@ function runPgmcp(
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.on('exit', (code) => resolve({ code, stdout, stderr: withoutNode20Warning(stderr) }));
   });
 }

@@ -106,7 +106,20 @@ function spawnNode(
   };
 }
 
-/** Run `pgmcp <args>` to completion. */
+/**
+ * `stderr` without pgmcp's Node 20 start-up warning (src/cli/runtime.ts) and the hint Node
+ * prints after a first warning: on Node 20 every command starts with them, and the tests that
+ * read a command's stderr whole look at what comes after. test/e2e/runtime.test.ts checks the
+ * warning itself.
+ */
+export function withoutNode20Warning(stderr: string): string {
+  return stderr.replace(
+    /^\(node:\d+\) \[PGMCP_NODE20\] [^\n]*\n(\(Use `node --trace-warnings[^\n]*\n)?/m,
+    '',
+  );
+}
+
+/** Run `pgmcp <args>` to completion (stderr without the Node 20 warning). */
 export async function runPgmcp(
   args: string[],
   options: { env?: Record<string, string>; timeoutMs?: number } = {},
@@ -115,7 +128,7 @@ export async function runPgmcp(
   const timer = setTimeout(() => run.process.kill('SIGKILL'), options.timeoutMs ?? 30_000);
   const exit = await run.exited;
   clearTimeout(timer);
-  return { ...exit, stdout: run.stdout(), stderr: run.stderr() };
+  return { ...exit, stdout: run.stdout(), stderr: withoutNode20Warning(run.stderr()) };
 }
 
 export interface HttpServer extends Spawned {
@@ -135,7 +148,7 @@ export async function startHttpServer(
     env?: Record<string, string>;
     startTimeoutMs?: number;
     fixtures?: boolean;
-    /** Another Node binary (the Node 22 of .tmp/node22); default: this one. */
+    /** Another Node binary (one of scripts/node-install.sh's in .tmp/); default: this one. */
     node?: string;
   } = {},
 ): Promise<HttpServer> {

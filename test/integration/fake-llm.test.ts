@@ -1,9 +1,9 @@
 // The fake LLM speaks each provider's wire format well enough for the provider's own library:
 // a tool call, its result sent back, then text — generated and streamed.
 import { createAnthropic } from '@ai-sdk/anthropic';
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import { createGoogle } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, jsonSchema, stepCountIs, streamText, tool, type LanguageModel } from 'ai';
+import { generateText, jsonSchema, isStepCount, streamText, tool, type LanguageModel } from 'ai';
 import { createOllama } from 'ollama-ai-provider-v2';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeFlavor, type FakeLlm } from '../helpers/fake-llm.js';
@@ -29,7 +29,7 @@ const variants: { name: string; flavor: FakeFlavor; model(baseUrl: string): Lang
   {
     name: 'gemini',
     flavor: 'google',
-    model: (baseURL) => createGoogleGenerativeAI({ apiKey: KEY, baseURL })('gemini-fake-1'),
+    model: (baseURL) => createGoogle({ apiKey: KEY, baseURL })('gemini-fake-1'),
   },
   {
     name: 'ollama',
@@ -67,10 +67,10 @@ describe.each(variants)('fake LLM: $name', ({ flavor, model }) => {
     fake = await startFakeLlm({ flavor, script, apiKey: KEY });
     const result = await generateText({
       model: model(fake.baseUrl),
-      system: 'Be brief.',
+      instructions: 'Be brief.',
       prompt: 'What is the answer?',
       tools: { lookup },
-      stopWhen: stepCountIs(3),
+      stopWhen: isStepCount(3),
     });
     expect(result.text).toBe('It is 42.');
     expect(result.steps[0]!.toolCalls[0]).toMatchObject({
@@ -94,7 +94,7 @@ describe.each(variants)('fake LLM: $name', ({ flavor, model }) => {
       model: model(fake.baseUrl),
       prompt: 'What is the answer?',
       tools: { lookup },
-      stopWhen: stepCountIs(3),
+      stopWhen: isStepCount(3),
     });
     const deltas: string[] = [];
     for await (const delta of result.textStream) deltas.push(delta);
