@@ -120,6 +120,12 @@ const CODE_ANSWERS: { readonly [N in CodeName]: Override } = {
   EMBEDDED_LOCKED: {},
   EMBEDDED_START_FAILED: {},
   RESULT_TOO_LARGE: {},
+  DB_OUT_OF_RESOURCES: {},
+  DB_CONFLICT: {},
+  DB_READ_ONLY: {},
+  DB_PERMISSION_DENIED: {},
+  /** Every connection busy and the queue full or waited out: retry after the queue's wait. */
+  DB_BUSY: { retryAfter: 'details' },
   TOOL_INPUT_INVALID: {},
   RESOURCE_NOT_FOUND: {},
   WRITE_NOT_ALLOWED: {},

@@ -11,6 +11,10 @@ import { createSessionSettings, type CallSettings } from './session-settings.js'
 import type { EmbeddedDatabase } from './embedded/index.js';
 import { driverUrl } from './driver-url.js';
 import { connectFailure, fromPgError } from './errors.js';
+import { createPoolGate } from './pool-gate.js';
+import { CANCEL_GRACE_MS, dropSocket, retryingConflict } from './interrupt.js';
+import { PG_TYPES } from './pg-types.js';
+import { callRole } from './call-role.js';
 import { databaseNameOf } from './names.js';
 import {
   runPipelined,
@@ -23,6 +27,12 @@ export interface DatabaseOptions {
   /** postgres:// URL; null runs the embedded PGlite. */
   url: string | null;
   poolSize: number;
+  /** Calls that may wait for a connection when all are busy (default 100). */
+  queueLimit?: number;
+  /** How long a call waits for a connection before it is refused (default 10000). */
+  queueTimeoutMs?: number;
+  /** How long opening a connection may take (default 10000). */
+  connectTimeoutMs?: number;
   embedded: { dataDir: string; demo: boolean };
   /** Every call runs as this role (SET LOCAL ROLE); null: the login role. */
   role?: string | null;
@@ -82,41 +92,6 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/**
- * The role a call runs as: the caller's own PostgreSQL role when it has a usable one, else the
- * configured role, else 'none' (the login role). Words PostgreSQL reads specially for `role`
- * ('none' resets to the login role) never come from a caller: they would lift the ceiling.
- */
-function callRole(
-  callerRole: string | null | undefined,
-  configured: string | null | undefined,
-): string {
-  const fallback = configured ?? 'none';
-  if (!callerRole || RESERVED_ROLE_WORDS.has(callerRole.toLowerCase())) return fallback;
-  return callerRole;
-}
-/** Words PostgreSQL reads specially as a `role` value; never a caller's role. */
-export const RESERVED_ROLE_WORDS = new Set([
-  'none',
-  'public',
-  'session_user',
-  'current_user',
-  'current_role',
-  'default',
-]);
-
-// date, timestamp and timestamptz keep PostgreSQL's own text. pg's default makes a JS Date in
-// the process's time zone, which moves a date or a timestamp without time zone (2024-03-01
-// became 2024-02-29T15:00:00.000Z under TZ=Asia/Tokyo) and drops microseconds. Cursors take
-// their parsers from their own config, so readers pass these too.
-const DATE_TIME_OIDS = new Set([1082, 1114, 1184]);
-const PG_TYPES: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    DATE_TIME_OIDS.has(oid) && format !== 'binary'
-      ? (value: string) => value
-      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
-};
-
 export async function createDatabase(options: DatabaseOptions, logger: Logger): Promise<Database> {
   let embedded: EmbeddedDatabase | null = null;
   let poolConfig: pg.PoolConfig;
@@ -136,11 +111,17 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     poolConfig = { connectionString: driverUrl(options.url), max: options.poolSize };
     name = options.name ?? databaseNameOf(options.url);
   }
+  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   const pool = new pg.Pool({
     ...poolConfig,
     types: PG_TYPES,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 30_000,
+  });
+  const gate = createPoolGate({
+    size: poolConfig.max ?? options.poolSize,
+    queueLimit: options.queueLimit ?? 100,
+    queueTimeoutMs: options.queueTimeoutMs ?? 10_000,
   });
   const sessions = createSessionSettings({
     direct: embedded !== null,
@@ -157,7 +138,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
 
   /** Ask the server to cancel a running statement (real PostgreSQL; PGlite ignores cancels). */
   const cancelBackend = async (pid: number): Promise<void> => {
-    const client = new pg.Client(poolConfig);
+    const client = new pg.Client({ ...poolConfig, connectionTimeoutMillis: connectTimeoutMs });
     client.on('error', () => undefined); // failures surface through connect/query below
     try {
       await client.connect();
@@ -192,14 +173,17 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     }
     // A call arriving while the embedded child restarts (after a timeout) waits for it.
     if (embedded) await embedded.whenReady();
+    const leave = await gate.acquire(tx.signal);
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
     } catch (error) {
+      leave();
       throw connectFailure(error);
     }
     let cancelled = false;
     let timedOut = false;
+    let abandon: NodeJS.Timeout | undefined;
     let broken: Error | undefined;
     // The pool listens for 'error' only on idle clients: a checked-out client whose connection
     // dies (embedded child restarted, server shutdown) would otherwise crash the process. The
@@ -217,6 +201,9 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         void embedded.restart(why === 'cancel' ? 'query cancelled' : 'statement timeout');
       } else if (pid !== undefined) {
         void cancelBackend(pid);
+        // A server that does not answer the cancel either (a stalled network) loses the
+        // connection: the call must not wait on a socket forever.
+        abandon ??= setTimeout(() => dropSocket(client), CANCEL_GRACE_MS);
       }
     };
     const onAbort = (): void => stop('cancel');
@@ -258,15 +245,17 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
           cause: error,
         });
       }
-      throw fromPgError(error, { timeoutMs: tx.timeoutMs, cancelled });
+      throw fromPgError(error, { timeoutMs: tx.timeoutMs, cancelled, readOnly: tx.readOnly });
     } finally {
       clearTimeout(guard);
+      clearTimeout(abandon);
       tx.signal?.removeEventListener('abort', onAbort);
       client.off('error', onConnectionError);
       // Whatever a statement did to the session, the next call must start clean.
       if (!broken && transactionStatus(client) !== 'I')
         broken = new Error('left inside a transaction');
       client.release(broken ?? (timedOut || cancelled ? new Error('interrupted') : undefined));
+      leave();
     }
   };
 
@@ -297,6 +286,10 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
   const withTransaction = <T>(
     tx: TransactionOptions,
     work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> => retryingConflict(tx, logger, () => guardedTransaction(tx, work));
+  const guardedTransaction = <T>(
+    tx: TransactionOptions,
+    work: (client: pg.PoolClient) => Promise<T>,
   ): Promise<T> =>
     guarded(tx, async (client, markBroken, settings) => {
       try {
@@ -319,6 +312,10 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     });
 
   const withCall = <T>(
+    tx: TransactionOptions,
+    work: (session: CallSession) => Promise<T>,
+  ): Promise<T> => retryingConflict(tx, logger, () => guardedCall(tx, work));
+  const guardedCall = <T>(
     tx: TransactionOptions,
     work: (session: CallSession) => Promise<T>,
   ): Promise<T> =>
@@ -380,7 +377,12 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     withOwnConnection,
     runStatement,
     openClient: (extra = {}) =>
-      new pg.Client({ ...poolConfig, types: PG_TYPES, connectionTimeoutMillis: 10_000, ...extra }),
+      new pg.Client({
+        ...poolConfig,
+        types: PG_TYPES,
+        connectionTimeoutMillis: connectTimeoutMs,
+        ...extra,
+      }),
     async health() {
       try {
         await pool.query('SELECT 1');
