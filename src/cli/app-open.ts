@@ -78,6 +78,9 @@ export async function openDatabases(
         {
           url: entry.url,
           poolSize: entry.poolSize,
+          queueLimit: entry.queueLimit,
+          queueTimeoutMs: entry.queueTimeoutMs,
+          connectTimeoutMs: entry.connectTimeoutMs,
           embedded: { dataDir: config.embedded.dataDir, demo: config.embedded.demo },
           role: entry.role,
           // The single database.url form keeps the URL's database name (or pgmcp-embedded).

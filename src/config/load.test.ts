@@ -65,6 +65,9 @@ describe('loadConfig defaults', () => {
         defaultRows: 100,
         maxResultBytes: 1048576,
         poolSize: 10,
+        queueLimit: 100,
+        queueTimeoutMs: 10000,
+        connectTimeoutMs: 10000,
         access: {
           allowSchemas: [],
           denySchemas: [],

@@ -7,12 +7,21 @@ import type { Logger } from 'pino';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import { createCallSession, type CallSession } from './call-session.js';
+import type { DatabaseOptions } from './database-options.js';
 import { createSessionSettings, type CallSettings } from './session-settings.js';
 import type { EmbeddedDatabase } from './embedded/index.js';
+
+export type { DatabaseOptions } from './database-options.js';
 import { driverUrl } from './driver-url.js';
 import { connectFailure, fromPgError } from './errors.js';
 import { createPoolGate } from './pool-gate.js';
-import { CANCEL_GRACE_MS, dropSocket, retryingConflict } from './interrupt.js';
+import {
+  CANCEL_GRACE_MS,
+  createCanceller,
+  dropSocket,
+  runRetrying,
+  watchArrival,
+} from './interrupt.js';
 import { PG_TYPES } from './pg-types.js';
 import { callRole } from './call-role.js';
 import { databaseNameOf } from './names.js';
@@ -22,23 +31,6 @@ import {
   type PipelineResult,
   type PipelineStep,
 } from './pipeline.js';
-
-export interface DatabaseOptions {
-  /** postgres:// URL; null runs the embedded PGlite. */
-  url: string | null;
-  poolSize: number;
-  /** Calls that may wait for a connection when all are busy (default 100). */
-  queueLimit?: number;
-  /** How long a call waits for a connection before it is refused (default 10000). */
-  queueTimeoutMs?: number;
-  /** How long opening a connection may take (default 10000). */
-  connectTimeoutMs?: number;
-  embedded: { dataDir: string; demo: boolean };
-  /** Every call runs as this role (SET LOCAL ROLE); null: the login role. */
-  role?: string | null;
-  /** The configured name (`databases[].name`); absent: the URL's database, or pgmcp-embedded. */
-  name?: string;
-}
 
 export interface TransactionOptions {
   readOnly: boolean;
@@ -136,22 +128,10 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     logger.warn({ err: { message: error.message } }, 'idle database connection failed'),
   );
 
-  /** Ask the server to cancel a running statement (real PostgreSQL; PGlite ignores cancels). */
-  const cancelBackend = async (pid: number): Promise<void> => {
-    const client = new pg.Client({ ...poolConfig, connectionTimeoutMillis: connectTimeoutMs });
-    client.on('error', () => undefined); // failures surface through connect/query below
-    try {
-      await client.connect();
-      await client.query('SELECT pg_cancel_backend($1)', [pid]);
-    } catch (error) {
-      logger.warn(
-        { err: { message: (error as Error).message } },
-        'could not cancel a running query',
-      );
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-  };
+  const cancelBackend = createCanceller(
+    { ...poolConfig, connectionTimeoutMillis: connectTimeoutMs },
+    logger,
+  );
 
   /**
    * Check out a client and run `body` under the guards every call gets: cancellation (the
@@ -192,6 +172,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       broken = error;
     };
     client.on('error', onConnectionError);
+    const arrival = embedded ? null : watchArrival(client);
     const pid = (client as unknown as { processID?: number }).processID;
     const stop = (why: 'cancel' | 'timeout'): void => {
       if (why === 'cancel') cancelled = true;
@@ -245,12 +226,19 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
           cause: error,
         });
       }
-      throw fromPgError(error, { timeoutMs: tx.timeoutMs, cancelled, readOnly: tx.readOnly });
+      const failure = fromPgError(error, {
+        timeoutMs: tx.timeoutMs,
+        cancelled,
+        readOnly: tx.readOnly,
+      });
+      arrival?.mark(failure);
+      throw failure;
     } finally {
       clearTimeout(guard);
       clearTimeout(abandon);
       tx.signal?.removeEventListener('abort', onAbort);
       client.off('error', onConnectionError);
+      arrival?.stop();
       // Whatever a statement did to the session, the next call must start clean.
       if (!broken && transactionStatus(client) !== 'I')
         broken = new Error('left inside a transaction');
@@ -286,7 +274,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
   const withTransaction = <T>(
     tx: TransactionOptions,
     work: (client: pg.PoolClient) => Promise<T>,
-  ): Promise<T> => retryingConflict(tx, logger, () => guardedTransaction(tx, work));
+  ): Promise<T> => runRetrying(tx, logger, () => guardedTransaction(tx, work));
   const guardedTransaction = <T>(
     tx: TransactionOptions,
     work: (client: pg.PoolClient) => Promise<T>,
@@ -314,7 +302,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
   const withCall = <T>(
     tx: TransactionOptions,
     work: (session: CallSession) => Promise<T>,
-  ): Promise<T> => retryingConflict(tx, logger, () => guardedCall(tx, work));
+  ): Promise<T> => runRetrying(tx, logger, () => guardedCall(tx, work));
   const guardedCall = <T>(
     tx: TransactionOptions,
     work: (session: CallSession) => Promise<T>,
