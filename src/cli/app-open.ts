@@ -81,6 +81,7 @@ export async function openDatabases(
           queueLimit: entry.queueLimit,
           queueTimeoutMs: entry.queueTimeoutMs,
           connectTimeoutMs: entry.connectTimeoutMs,
+          idleTimeoutMs: entry.idleTimeoutMs,
           embedded: { dataDir: config.embedded.dataDir, demo: config.embedded.demo },
           role: entry.role,
           // The single database.url form keeps the URL's database name (or pgmcp-embedded).

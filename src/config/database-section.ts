@@ -40,6 +40,8 @@ export const databaseSchema = section({
   queueTimeoutMs: intIn(1).default(10_000),
   /** How long opening a connection to the database may take. */
   connectTimeoutMs: intIn(1).default(10_000),
+  /** How long an unused connection stays open in the pool. */
+  idleTimeoutMs: intIn(1).default(30_000),
   /** Who may see what: schemas, tables, columns; masked columns. */
   access: accessSchema.prefault({}),
   /** Functions refused in free SQL, added to the built-in list (side effects, file and network access). */
@@ -120,6 +122,7 @@ export const databaseEntrySchema = section({
   queueLimit: intIn(0).optional(),
   queueTimeoutMs: intIn(1).optional(),
   connectTimeoutMs: intIn(1).optional(),
+  idleTimeoutMs: intIn(1).optional(),
   access: accessSchema.optional(),
   deniedFunctions: stringList(namePattern).optional(),
   maxPlanCost: zod.number({ error: 'expected a number or null' }).positive().nullable().optional(),

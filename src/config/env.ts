@@ -71,6 +71,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'database.queueLimit', env: 'PGMCP_QUEUE_LIMIT', kind: 'int' },
   { key: 'database.queueTimeoutMs', env: 'PGMCP_QUEUE_TIMEOUT_MS', kind: 'int' },
   { key: 'database.connectTimeoutMs', env: 'PGMCP_CONNECT_TIMEOUT_MS', kind: 'int' },
+  { key: 'database.idleTimeoutMs', env: 'PGMCP_IDLE_TIMEOUT_MS', kind: 'int' },
   { key: 'database.deniedFunctions', env: 'PGMCP_DENIED_FUNCTIONS', kind: 'list' },
   { key: 'database.maxPlanCost', env: 'PGMCP_MAX_PLAN_COST', kind: 'number' },
   { key: 'database.maxPlanRows', env: 'PGMCP_MAX_PLAN_ROWS', kind: 'number' },

@@ -68,6 +68,7 @@ describe('loadConfig defaults', () => {
         queueLimit: 100,
         queueTimeoutMs: 10000,
         connectTimeoutMs: 10000,
+        idleTimeoutMs: 30000,
         access: {
           allowSchemas: [],
           denySchemas: [],

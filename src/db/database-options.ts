@@ -10,6 +10,8 @@ export interface DatabaseOptions {
   queueTimeoutMs?: number;
   /** How long opening a connection may take (default 10000). */
   connectTimeoutMs?: number;
+  /** How long an unused connection stays in the pool (default 30000). */
+  idleTimeoutMs?: number;
   embedded: { dataDir: string; demo: boolean };
   /** Every call runs as this role (SET LOCAL ROLE); null: the login role. */
   role?: string | null;

@@ -108,7 +108,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     ...poolConfig,
     types: PG_TYPES,
     connectionTimeoutMillis: connectTimeoutMs,
-    idleTimeoutMillis: 30_000,
+    idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
   });
   const gate = createPoolGate({
     size: poolConfig.max ?? options.poolSize,
