@@ -27,6 +27,8 @@ export interface App {
   dispatcher: Dispatcher;
   /** Aborted when the app shuts down (ends long-lived streams gracefully). */
   shutdown: AbortController;
+  /** Aborted when shutdown waits no longer for calls in flight: cancels them. */
+  stopCalls: AbortController;
   /** Hear of every answered request (the audit log listens); returns the unsubscribe. */
   onExchange(listener: (record: ExchangeRecord) => void): () => void;
   /**
@@ -75,6 +77,7 @@ export async function createApp(
   const registry = createRegistry();
   const signer = createSigner(config.server.stateSecret);
   const shutdown = new AbortController();
+  const stopCalls = new AbortController();
   const exchangeListeners = new Set<(record: ExchangeRecord) => void>();
   let exchangeLog: ExchangeLog | null = null;
   const recordExchange = (record: ExchangeRecord): void => {
@@ -86,6 +89,7 @@ export async function createApp(
       registry,
       logger,
       shutdown: shutdown.signal,
+      stopCalls: stopCalls.signal,
       serverInfo: {
         name: config.server.name ?? name,
         version: config.server.version ?? VERSION,
@@ -132,6 +136,7 @@ export async function createApp(
     catalogOf: (name) => catalogs.get(name),
     dispatcher,
     shutdown,
+    stopCalls,
     onExchange(listener) {
       exchangeListeners.add(listener);
       return () => exchangeListeners.delete(listener);

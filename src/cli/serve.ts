@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
+import type { Drain } from '../http/drain.js';
 import { listenProblem, probeListen } from '../http/listen-probe.js';
 import { isLoopbackAddress } from '../http/origin.js';
 import { startStdioServer, type StdioServer } from '../mcp/stdio.js';
@@ -90,6 +91,7 @@ export async function serve(config: Config, composition: ServeComposition = {}):
     logger.info({ why }, 'shutting down');
     let exitCode = code;
     try {
+      await drain();
       await Promise.race([closeAll(), new Promise((r) => setTimeout(r, 5_000).unref())]);
     } catch (error) {
       logger.error({ err: error }, 'shutdown failed');
@@ -100,6 +102,8 @@ export async function serve(config: Config, composition: ServeComposition = {}):
     }
   };
   let closeAll = async (): Promise<void> => app.close();
+  // stdio: nothing to drain; the calls under way are cancelled as the process goes.
+  let drain = async (): Promise<void> => undefined;
   process.on('SIGINT', () => void stop(0, 'SIGINT'));
   process.on('SIGTERM', () => void stop(0, 'SIGTERM'));
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
@@ -167,9 +171,11 @@ export async function serve(config: Config, composition: ServeComposition = {}):
   }
   closeAll = async () => {
     app.shutdown.abort();
+    app.stopCalls.abort();
     await service.close();
     await app.close();
   };
+  drain = () => drainHttp(http.drain, app, config.server.shutdownTimeoutMs, logger);
   const { url } = await http.listen().catch(async (error: unknown) => {
     // Bound by another process since the check above.
     const problem = listenProblem(error, config.http.host, config.http.port);
@@ -215,6 +221,30 @@ export async function serve(config: Config, composition: ServeComposition = {}):
     ].join('\n'),
   );
 }
+
+/**
+ * SIGTERM's first step on HTTP: readiness false and new requests refused (http/drain.ts), the
+ * subscription streams ended, the calls in flight given `timeoutMs` to finish; those still
+ * running then are cancelled (in PostgreSQL too) and given a moment to answer so.
+ */
+async function drainHttp(drain: Drain, app: App, timeoutMs: number, logger: Logger): Promise<void> {
+  drain.start();
+  app.shutdown.abort();
+  const wait = (ms: number): Promise<boolean> =>
+    Promise.race([
+      drain.idle().then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref()),
+    ]);
+  if (await wait(timeoutMs)) return;
+  logger.warn(
+    { inFlight: drain.inFlight, shutdownTimeoutMs: timeoutMs },
+    'calls still running at server.shutdownTimeoutMs: cancelling them',
+  );
+  app.stopCalls.abort(new Error('the server is shutting down'));
+  await wait(CANCEL_SETTLE_MS);
+}
+/** How long cancelled calls get to send their answers before the server closes. */
+const CANCEL_SETTLE_MS = 3_000;
 
 /** Fails with a message that says what to do when the HTTP address cannot be bound. */
 async function ensureListenable(host: string, port: number): Promise<void> {

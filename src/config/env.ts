@@ -52,6 +52,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'server.toolDescriptionSuffix', env: 'PGMCP_TOOL_DESCRIPTION_SUFFIX', kind: 'string' },
   { key: 'server.stateSecret', env: 'PGMCP_STATE_SECRET', kind: 'string' },
   { key: 'server.databaseTools', env: 'PGMCP_DATABASE_TOOLS', kind: 'bool' },
+  { key: 'server.shutdownTimeoutMs', env: 'PGMCP_SHUTDOWN_TIMEOUT_MS', kind: 'int' },
   { key: 'transport', env: 'PGMCP_TRANSPORT', kind: 'string' },
   { key: 'http.host', env: 'PGMCP_HTTP_HOST', kind: 'string' },
   { key: 'http.port', env: 'PGMCP_HTTP_PORT', kind: 'int' },

@@ -42,6 +42,7 @@ describe('loadConfig defaults', () => {
         toolDescriptionSuffix: null,
         stateSecret: null,
         databaseTools: false,
+        shutdownTimeoutMs: 10000,
       },
       transport: 'http',
       http: {
@@ -275,6 +276,7 @@ describe('precedence: flags > env > file > defaults', () => {
       toolDescriptionSuffix: '(shop db)',
       stateSecret: '0123456789abcdef',
       databaseTools: false,
+      shutdownTimeoutMs: 10000,
     });
     expect(config.transport).toBe('stdio');
     expect(config.http.allowedOrigins).toEqual(['https://app.example.com', '*']);

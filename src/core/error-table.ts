@@ -296,6 +296,8 @@ export const HTTP_REFUSALS = {
   /** A token that cannot be judged now: its issuer is unreachable. */
   ISSUER_UNAVAILABLE: { status: 503, rpc: RpcCodes.INTERNAL_ERROR },
   RATE_LIMITED: { status: 429, rpc: RpcCodes.RATE_LIMITED },
+  /** The server is draining before it stops: Retry-After says when to try again. */
+  SHUTTING_DOWN: { status: 503, rpc: RpcCodes.INTERNAL_ERROR },
   /** A bug, or a failure on the server's side; the log has it. */
   INTERNAL: { status: 500, rpc: RpcCodes.INTERNAL_ERROR },
 } as const satisfies Record<string, Refusal>;

@@ -12,6 +12,7 @@ import { registerMcpRoutes } from './mcp-route.js';
 import { registerOAuthServer, type OAuthServerRoutes } from './oauth-server/index.js';
 import { createOriginPolicy } from './origin.js';
 import { refuse } from './refuse.js';
+import { registerDrain, type Drain } from './drain.js';
 import { sendJson } from './replies.js';
 import { createSessionStore, type SessionStore } from './sessions.js';
 import { createStreamWatch } from './stream-watch.js';
@@ -59,6 +60,8 @@ export interface HttpServer {
   readonly sessions: SessionStore;
   /** Start listening; resolves with the bound address (port 0 picks a free port). */
   listen(): Promise<{ host: string; port: number; url: string }>;
+  /** Shutdown's first step: refuse new requests, wait for those in flight (drain.ts). */
+  readonly drain: Drain;
   close(): Promise<void>;
 }
 
@@ -81,6 +84,8 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     logger,
   });
   const unbind = dispatcher.bindSessions(() => sessions.all());
+  const paths = [options.path, `${options.path.replace(/\/$/, '')}/v1`];
+  const drain = registerDrain(app, { sessions, mcpPaths: paths, logger });
   // Open streams lose their credential's lapse (revoked, expired, disabled) on every instance.
   const verifier = deps.auth?.verifier ?? null;
   const streamWatch = createStreamWatch({
@@ -97,7 +102,6 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     allowedHosts: options.allowedHosts,
     allowedOrigins: options.allowedOrigins,
   });
-  const paths = [options.path, `${options.path.replace(/\/$/, '')}/v1`];
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/json'], { parseAs: 'string' }, (_req, body, done) =>
@@ -175,8 +179,9 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     const report = await deps
       .health()
       .catch((): HealthReport => ({ ok: false, database: 'unreachable' }));
-    return sendJson(reply, report.ok ? 200 : 503, {
-      status: report.ok ? 'ok' : 'unavailable',
+    const ok = report.ok && !drain.draining;
+    return sendJson(reply, ok ? 200 : 503, {
+      status: drain.draining ? 'draining' : report.ok ? 'ok' : 'unavailable',
       server: dispatcher.serverInfo.name,
       version: dispatcher.serverInfo.version,
       database: report.database,
@@ -189,6 +194,7 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
   return {
     app,
     sessions,
+    drain,
     async listen() {
       await app.listen({ host: options.host, port: options.port });
       const address = app.server.address();

@@ -40,6 +40,11 @@ export interface FeatureOptions {
   databases?: Pick<DatabaseDirectory, 'selectFor'>;
   /** Where a tool answer that does not match its outputSchema is reported (with a reference). */
   logger?: Pick<Logger, 'error'>;
+  /**
+   * Aborted when a stopping server waits no longer for the calls in flight
+   * (server.shutdownTimeoutMs): each is cancelled, its statement in PostgreSQL too.
+   */
+  stopCalls?: AbortSignal;
 }
 
 export interface RequestScope {
@@ -199,6 +204,10 @@ export function createShared(options: FeatureOptions): Shared {
       const onOuterAbort = (): void => controller.abort(outer?.reason);
       if (outer?.aborted) controller.abort(outer.reason);
       outer?.addEventListener('abort', onOuterAbort, { once: true });
+      const stop = options.stopCalls;
+      const onStop = (): void => controller.abort(stop?.reason);
+      if (stop?.aborted) controller.abort(stop.reason);
+      stop?.addEventListener('abort', onStop, { once: true });
       scope.channel.inFlight?.set(scope.id, controller);
       const built = buildContext({
         channel: scope.channel,
@@ -221,6 +230,7 @@ export function createShared(options: FeatureOptions): Shared {
         built.finish();
         scope.channel.inFlight?.delete(scope.id);
         outer?.removeEventListener('abort', onOuterAbort);
+        stop?.removeEventListener('abort', onStop);
       }
     },
   };
