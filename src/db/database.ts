@@ -181,9 +181,9 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         // PGlite ignores statement_timeout and cancel requests: only a restart stops it.
         void embedded.restart(why === 'cancel' ? 'query cancelled' : 'statement timeout');
       } else if (pid !== undefined) {
-        void cancelBackend(pid);
-        // A server that does not answer the cancel either (a stalled network) loses the
-        // connection: the call must not wait on a socket forever.
+        // A server that cannot be asked (a stalled network) or does not stop the statement
+        // loses the connection: the call must not wait on a socket forever.
+        void cancelBackend(pid).then((sent) => sent || abandon === undefined || dropSocket(client));
         abandon ??= setTimeout(() => dropSocket(client), CANCEL_GRACE_MS);
       }
     };
@@ -236,6 +236,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     } finally {
       clearTimeout(guard);
       clearTimeout(abandon);
+      abandon = undefined;
       tx.signal?.removeEventListener('abort', onAbort);
       client.off('error', onConnectionError);
       arrival?.stop();

@@ -18,22 +18,27 @@ export function dropSocket(client: pg.PoolClient): void {
   stream?.destroy(new Error('the database did not answer in time; connection dropped'));
 }
 
-/** Asks the server to cancel a backend's statement, on a connection of its own (bounded). */
+/**
+ * Asks the server to cancel a backend's statement, on a connection of its own (bounded by its
+ * connect timeout); resolves with whether the request was delivered.
+ */
 export function createCanceller(
   config: pg.ClientConfig,
   logger: Logger,
-): (pid: number) => Promise<void> {
+): (pid: number) => Promise<boolean> {
   return async (pid) => {
     const client = new pg.Client(config);
     client.on('error', () => undefined); // failures surface through connect/query below
     try {
       await client.connect();
       await client.query('SELECT pg_cancel_backend($1)', [pid]);
+      return true;
     } catch (error) {
       logger.warn(
         { err: { message: (error as Error).message } },
         'could not cancel a running query',
       );
+      return false;
     } finally {
       await client.end().catch(() => undefined);
     }
