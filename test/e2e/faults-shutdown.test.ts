@@ -2,7 +2,7 @@
 // 503 with Retry-After, a session's GET stream ends with a retry hint, the calls in flight finish
 // within server.shutdownTimeoutMs (or are then cancelled in PostgreSQL), and the process exits
 // 0. With the embedded database, its lock is released.
-import { mkdtempSync, existsSync, rmSync } from 'node:fs';
+import { mkdtempSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -160,12 +160,44 @@ describe.skipIf(!pg)('SIGTERM drains, then stops', () => {
     );
   });
 
-  it('embedded: the database stops cleanly and its lock is released; exit 0', async () => {
+  it('embedded: its child killed mid-query fails the call clearly and is restarted; at SIGTERM it stops cleanly and its lock is released; exit 0', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'pgmcp-faults-embedded-'));
     try {
       const s = await startHttpServer(['--data-dir', dataDir], { env: serverEnv() });
       server = s;
       expect(existsSync(join(dataDir, 'pgmcp.lock'))).toBe(true);
+      connection = await LEGACY_HTTP.connect({
+        httpUrl: () => s.url,
+        stdioArgs: [],
+        env: serverEnv(),
+      });
+      const childPid = (): number =>
+        (JSON.parse(readFileSync(join(dataDir, 'pgmcp.lock'), 'utf8')) as { childPid: number })
+          .childPid;
+      const before = childPid();
+      const call = connection.callTool('query_database', { query: 'SELECT pg_sleep(3)' });
+      await new Promise((r) => setTimeout(r, 500));
+      const killedAt = Date.now();
+      process.kill(before, 'SIGKILL');
+      const failed = await call;
+      expect(failed.isError, JSON.stringify(failed)).toBe(true);
+      expect(JSON.stringify(failed)).toMatch(/PGMCP201/);
+      // Restarted by itself; committed data intact (the demo dataset is there).
+      let answered: Awaited<typeof call> | undefined;
+      await vi.waitFor(
+        async () => {
+          answered = await connection!.callTool('query_database', {
+            query: 'SELECT count(*)::int AS n FROM demo.observations',
+          });
+          expect(answered.isError, JSON.stringify(answered)).toBeFalsy();
+        },
+        { timeout: 30_000, interval: 200 },
+      );
+      expect(JSON.stringify(answered)).toMatch(/7000/);
+      expect(childPid()).not.toBe(before);
+      process.stdout.write(
+        `[faults] embedded child killed mid-query: answered again ${Date.now() - killedAt} ms after the kill\n`,
+      );
       s.process.kill('SIGTERM');
       const exit = await s.exited;
       expect(exit, tail(s.stderr())).toEqual({ code: 0, signal: null });
