@@ -34,7 +34,12 @@ export interface ServeComposition {
   dispatcher?(dispatcher: Dispatcher): Dispatcher;
 }
 
-export async function serve(config: Config, composition: ServeComposition = {}): Promise<void> {
+export async function serve(
+  config: Config,
+  composition: ServeComposition = {},
+  /** Reads the configuration again (SIGHUP); absent: SIGHUP is ignored. */
+  reread?: () => Promise<Config>,
+): Promise<void> {
   const logger = createLogger(config.log.level);
   const served = (dispatcher: Dispatcher): Dispatcher =>
     composition.dispatcher ? composition.dispatcher(dispatcher) : dispatcher;
@@ -106,6 +111,17 @@ export async function serve(config: Config, composition: ServeComposition = {}):
   let drain = async (): Promise<void> => undefined;
   process.on('SIGINT', () => void stop(0, 'SIGINT'));
   process.on('SIGTERM', () => void stop(0, 'SIGTERM'));
+  // SIGHUP reloads what may change live (cli/reload.ts); until the server runs it is ignored.
+  let setTls: ((material: { cert: Buffer; key: Buffer }) => void) | undefined;
+  let inForce = config;
+  let reloading = Promise.resolve();
+  process.on('SIGHUP', () => {
+    if (!reread || stopping) return;
+    reloading = reloading.then(async () => {
+      const { reloadConfig } = await import('./reload.js');
+      inForce = await reloadConfig({ current: inForce, read: reread, logger, setTls });
+    });
+  });
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
 
   if (config.transport === 'stdio') {
@@ -163,6 +179,10 @@ export async function serve(config: Config, composition: ServeComposition = {}):
     throw error;
   }
   const { http, auth, required } = service;
+  const server = http.app.server as { setSecureContext?: (options: object) => void };
+  if (tls && server.setSecureContext) {
+    setTls = (material) => server.setSecureContext!({ cert: material.cert, key: material.key });
+  }
   if (!required && !isLoopbackAddress(config.http.host)) {
     logger.warn(
       { host: config.http.host },
