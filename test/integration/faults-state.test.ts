@@ -34,7 +34,7 @@ describe.skipIf(!binaries)('audit records while the state database is down', () 
   const count = async (): Promise<number> =>
     (await state.query<{ n: number }>('SELECT count(*)::int AS n FROM pgmcp.audit')).rows[0]!.n;
   const record = (audit: ReturnType<typeof createAuditLog>, n: number, tool: string): void => {
-    for (let i = 0; i < n; i++) audit.record({ event: 'tool_call', outcome: 'ok', tool });
+    for (let i = 0; i < n; i++) audit.record({ event: 'tool_call', outcome: 'success', tool });
   };
 
   it('are kept, bounded, and written when it is back; failures and drops are reported', async () => {
