@@ -95,7 +95,9 @@ describe.skipIf(!pg)('SIGHUP reloads what can change live, and refuses the rest'
     copyFileSync(second.certPath, first.certPath);
     copyFileSync(second.keyPath, first.keyPath);
     server.process.kill('SIGHUP');
-    await vi.waitFor(() => expect(logged('SIGHUP: configuration reloaded'), server.stderr()).toBe(1));
+    await vi.waitFor(() =>
+      expect(logged('SIGHUP: configuration reloaded'), server.stderr()).toBe(1),
+    );
     expect(await servedFingerprint(port)).toBe(fingerprintOf(readFileSync(second.certPath)));
 
     const list = await post(second.cert, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers);
@@ -105,7 +107,9 @@ describe.skipIf(!pg)('SIGHUP reloads what can change live, and refuses the rest'
     // A change that cannot apply while serving: refused whole, with the key named.
     writeFileSync(configPath, 'database:\n  maxRows: 500\n');
     server.process.kill('SIGHUP');
-    await vi.waitFor(() => expect(logged('cannot apply while pgmcp runs'), tail(server.stderr(), 5)).toBe(1));
+    await vi.waitFor(() =>
+      expect(logged('cannot apply while pgmcp runs'), tail(server.stderr(), 5)).toBe(1),
+    );
     expect(server.stderr()).toContain('database.maxRows');
 
     // A file that cannot be read: the running configuration stays.
