@@ -82,6 +82,10 @@ export async function openDatabases(
         {
           url: entry.url,
           poolSize: entry.poolSize,
+          queueLimit: entry.queueLimit,
+          queueTimeoutMs: entry.queueTimeoutMs,
+          connectTimeoutMs: entry.connectTimeoutMs,
+          idleTimeoutMs: entry.idleTimeoutMs,
           embedded: { dataDir: config.embedded.dataDir, demo: config.embedded.demo },
           role: entry.role,
           // The single database.url form keeps the URL's database name (or pgmcp-embedded).

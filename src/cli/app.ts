@@ -30,6 +30,8 @@ export interface App {
   dispatcher: Dispatcher;
   /** Aborted when the app shuts down (ends long-lived streams gracefully). */
   shutdown: AbortController;
+  /** Aborted when shutdown waits no longer for calls in flight: cancels them. */
+  stopCalls: AbortController;
   /** Hear of every answered request (the audit log listens); returns the unsubscribe. */
   onExchange(listener: (record: ExchangeRecord) => void): () => void;
   /**
@@ -80,6 +82,7 @@ export async function createApp(
   const registry = createRegistry();
   const signer = createSigner(config.server.stateSecret);
   const shutdown = new AbortController();
+  const stopCalls = new AbortController();
   const exchangeListeners = new Set<(record: ExchangeRecord) => void>();
   let exchangeLog: ExchangeLog | null = null;
   const recordExchange = (record: ExchangeRecord): void => {
@@ -91,6 +94,7 @@ export async function createApp(
       registry,
       logger,
       shutdown: shutdown.signal,
+      stopCalls: stopCalls.signal,
       serverInfo: {
         name: config.server.name ?? name,
         version: config.server.version ?? VERSION,
@@ -139,6 +143,7 @@ export async function createApp(
     catalogOf: (name) => catalogs.get(name),
     dispatcher,
     shutdown,
+    stopCalls,
     onExchange(listener) {
       exchangeListeners.add(listener);
       return () => exchangeListeners.delete(listener);

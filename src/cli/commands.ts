@@ -92,7 +92,7 @@ export function defineServe(command: Command, composition: ServeComposition = {}
       // Loaded when the command runs: `pgmcp --version` and the other commands never need it.
       const { printConfig, serve } = await import('./serve.js');
       if (options.printConfig) return printConfig(config);
-      await serve(config, composition);
+      await serve(config, composition, () => configFrom({ ...options, http }));
     } catch (error) {
       fail(error);
     }

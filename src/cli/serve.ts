@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
+import type { Drain } from '../http/drain.js';
 import { listenProblem, probeListen } from '../http/listen-probe.js';
 import { isLoopbackAddress } from '../http/origin.js';
 import { startStdioServer, type StdioServer } from '../mcp/stdio.js';
@@ -37,7 +38,12 @@ export interface ServeComposition {
   dispatcher?(dispatcher: Dispatcher): Dispatcher;
 }
 
-export async function serve(config: Config, composition: ServeComposition = {}): Promise<void> {
+export async function serve(
+  config: Config,
+  composition: ServeComposition = {},
+  /** Reads the configuration again (SIGHUP); absent: SIGHUP is ignored. */
+  reread?: () => Promise<Config>,
+): Promise<void> {
   const logger = createLogger(config.log.level);
   // Before anything that makes spans; nothing of the SDK loads when tracing is off.
   const tracing = await startTracing(config.telemetry, logger);
@@ -101,13 +107,17 @@ export async function serve(config: Config, composition: ServeComposition = {}):
     stopping = true;
     logger.info({ why }, 'shutting down');
     let exitCode = code;
-    if (phase === 'serving' && config.http.drainMs > 0) {
-      // /ready answers 503 while requests are still served, so load balancers move away first.
+    if (phase === 'serving') {
+      // /ready answers 503 from now on; with http.drainMs requests are still served that long,
+      // so load balancers move away first. Then new requests are refused (http/drain.ts).
       phase = 'draining';
-      logger.info({ drainMs: config.http.drainMs }, 'draining');
-      await new Promise((resolve) => setTimeout(resolve, config.http.drainMs));
+      if (config.http.drainMs > 0) {
+        logger.info({ drainMs: config.http.drainMs }, 'draining');
+        await new Promise((resolve) => setTimeout(resolve, config.http.drainMs));
+      }
     }
     try {
+      await drain();
       await Promise.race([
         closeAll().finally(() => tracing?.shutdown()),
         new Promise((r) => setTimeout(r, 5_000).unref()),
@@ -121,8 +131,21 @@ export async function serve(config: Config, composition: ServeComposition = {}):
     }
   };
   let closeAll = async (): Promise<void> => app.close();
+  // stdio: nothing to drain; the calls under way are cancelled as the process goes.
+  let drain = async (): Promise<void> => undefined;
   process.on('SIGINT', () => void stop(0, 'SIGINT'));
   process.on('SIGTERM', () => void stop(0, 'SIGTERM'));
+  // SIGHUP reloads what may change live (cli/reload.ts); until the server runs it is ignored.
+  let setTls: ((material: { cert: Buffer; key: Buffer }) => void) | undefined;
+  let inForce = config;
+  let reloading = Promise.resolve();
+  process.on('SIGHUP', () => {
+    if (!reread || stopping) return;
+    reloading = reloading.then(async () => {
+      const { reloadConfig } = await import('./reload.js');
+      inForce = await reloadConfig({ current: inForce, read: reread, logger, setTls });
+    });
+  });
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
 
   if (config.transport === 'stdio') {
@@ -189,6 +212,10 @@ export async function serve(config: Config, composition: ServeComposition = {}):
     throw error;
   }
   let metricsService: MetricsService | null = null;
+  const server = http.app.server as { setSecureContext?: (options: object) => void };
+  if (tls && server.setSecureContext) {
+    setTls = (material) => server.setSecureContext!({ cert: material.cert, key: material.key });
+  }
   if (!required && !isLoopbackAddress(config.http.host)) {
     logger.warn(
       { host: config.http.host },
@@ -198,9 +225,11 @@ export async function serve(config: Config, composition: ServeComposition = {}):
   closeAll = async () => {
     app.shutdown.abort();
     await metricsService?.close();
+    app.stopCalls.abort();
     await service.close();
     await app.close();
   };
+  drain = () => drainHttp(http.drain, app, config.server.shutdownTimeoutMs, logger);
   const { url } = await http.listen().catch(async (error: unknown) => {
     // Bound by another process since the check above.
     const problem = listenProblem(error, config.http.host, config.http.port);
@@ -255,6 +284,30 @@ export async function serve(config: Config, composition: ServeComposition = {}):
   );
   phase = 'serving';
 }
+
+/**
+ * SIGTERM's first step on HTTP: readiness false and new requests refused (http/drain.ts), the
+ * subscription streams ended, the calls in flight given `timeoutMs` to finish; those still
+ * running then are cancelled (in PostgreSQL too) and given a moment to answer so.
+ */
+async function drainHttp(drain: Drain, app: App, timeoutMs: number, logger: Logger): Promise<void> {
+  drain.start();
+  app.shutdown.abort();
+  const wait = (ms: number): Promise<boolean> =>
+    Promise.race([
+      drain.idle().then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref()),
+    ]);
+  if (await wait(timeoutMs)) return;
+  logger.warn(
+    { inFlight: drain.inFlight, shutdownTimeoutMs: timeoutMs },
+    'calls still running at server.shutdownTimeoutMs: cancelling them',
+  );
+  app.stopCalls.abort(new Error('the server is shutting down'));
+  await wait(CANCEL_SETTLE_MS);
+}
+/** How long cancelled calls get to send their answers before the server closes. */
+const CANCEL_SETTLE_MS = 3_000;
 
 /** Fails with a message that says what to do when the HTTP address cannot be bound. */
 async function ensureListenable(host: string, port: number): Promise<void> {

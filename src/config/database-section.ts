@@ -41,6 +41,14 @@ export const databaseSchema = section({
   defaultRows: intIn(1).default(100),
   maxResultBytes: intIn(1).default(1_048_576),
   poolSize: intIn(1).default(10),
+  /** Calls that may wait for a connection when all are busy; more are refused (PGMCP212). */
+  queueLimit: intIn(0).default(100),
+  /** How long a call waits for a connection before it is refused (PGMCP212). */
+  queueTimeoutMs: intIn(1).default(10_000),
+  /** How long opening a connection to the database may take. */
+  connectTimeoutMs: intIn(1).default(10_000),
+  /** How long an unused connection stays open in the pool. */
+  idleTimeoutMs: intIn(1).default(30_000),
   /** Who may see what: schemas, tables, columns; masked columns. */
   access: accessSchema.prefault({}),
   /** Functions refused in free SQL, added to the built-in list (side effects, file and network access). */
@@ -136,6 +144,10 @@ export const databaseEntrySchema = section({
   defaultRows: intIn(1).optional(),
   maxResultBytes: intIn(1).optional(),
   poolSize: intIn(1).optional(),
+  queueLimit: intIn(0).optional(),
+  queueTimeoutMs: intIn(1).optional(),
+  connectTimeoutMs: intIn(1).optional(),
+  idleTimeoutMs: intIn(1).optional(),
   access: accessSchema.optional(),
   deniedFunctions: stringList(namePattern).optional(),
   maxPlanCost: zod.number({ error: 'expected a number or null' }).positive().nullable().optional(),

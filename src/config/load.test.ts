@@ -42,6 +42,7 @@ describe('loadConfig defaults', () => {
         toolDescriptionSuffix: null,
         stateSecret: null,
         databaseTools: false,
+        shutdownTimeoutMs: 10000,
       },
       transport: 'http',
       http: {
@@ -67,6 +68,10 @@ describe('loadConfig defaults', () => {
         defaultRows: 100,
         maxResultBytes: 1048576,
         poolSize: 10,
+        queueLimit: 100,
+        queueTimeoutMs: 10000,
+        connectTimeoutMs: 10000,
+        idleTimeoutMs: 30000,
         access: {
           allowSchemas: [],
           denySchemas: [],
@@ -275,6 +280,7 @@ describe('precedence: flags > env > file > defaults', () => {
       toolDescriptionSuffix: '(shop db)',
       stateSecret: '0123456789abcdef',
       databaseTools: false,
+      shutdownTimeoutMs: 10000,
     });
     expect(config.transport).toBe('stdio');
     expect(config.http.allowedOrigins).toEqual(['https://app.example.com', '*']);

@@ -45,6 +45,8 @@ const serverSchema = section({
   stateSecret: optionalText().default(null),
   /** Offer list_database_connections and select_database_connection to the model. */
   databaseTools: bool().default(false),
+  /** At SIGTERM, how long calls in flight may go on before they are cancelled. */
+  shutdownTimeoutMs: intIn(0).default(10_000),
 });
 
 const httpSchema = section({

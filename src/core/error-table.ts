@@ -121,6 +121,12 @@ const CODE_ANSWERS: { readonly [N in CodeName]: Override } = {
   EMBEDDED_LOCKED: {},
   EMBEDDED_START_FAILED: {},
   RESULT_TOO_LARGE: {},
+  DB_OUT_OF_RESOURCES: {},
+  DB_CONFLICT: {},
+  DB_READ_ONLY: {},
+  DB_PERMISSION_DENIED: {},
+  /** Every connection busy and the queue full or waited out: retry after the queue's wait. */
+  DB_BUSY: { retryAfter: 'details' },
   TOOL_INPUT_INVALID: {},
   RESOURCE_NOT_FOUND: {},
   WRITE_NOT_ALLOWED: {},
@@ -294,6 +300,8 @@ export const HTTP_REFUSALS = {
   RATE_LIMITED: { status: 429, rpc: RpcCodes.RATE_LIMITED },
   /** A shared session cannot be looked up: the state database is unreachable. */
   STATE_UNAVAILABLE: { status: 503, rpc: RpcCodes.INTERNAL_ERROR },
+  /** The server is draining before it stops: Retry-After says when to try again. */
+  SHUTTING_DOWN: { status: 503, rpc: RpcCodes.INTERNAL_ERROR },
   /** A bug, or a failure on the server's side; the log has it. */
   INTERNAL: { status: 500, rpc: RpcCodes.INTERNAL_ERROR },
 } as const satisfies Record<string, Refusal>;

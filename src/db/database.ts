@@ -1,15 +1,23 @@
-// The one way code reaches PostgreSQL. The pg pool (real server or the embedded PGlite child)
-// stays inside: a call reaches it through runStatement(), withCall() or withTransaction(), each
-// of which gives the call one guarded connection whose safety settings, role and identity are
-// transaction-local (so PgBouncer in transaction mode keeps working).
-import pg from 'pg';
+// The one way code reaches PostgreSQL. The pool stays inside: a call reaches it through
+// runStatement(), withCall() or withTransaction(), each giving it one guarded connection whose
+// settings, role and identity are transaction-local (so PgBouncer in transaction mode works).
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import { createCallSession, type CallSession } from './call-session.js';
-import { createSessionSettings, type CallSettings } from './session-settings.js';
+import { createSessionSettings } from './session-settings.js';
 import type { EmbeddedDatabase } from './embedded/index.js';
+import type { DatabaseOptions } from './database-options.js';
 import { fromPgError } from './errors.js';
+import { createPoolGate } from './pool-gate.js';
+import {
+  CANCEL_GRACE_MS,
+  createCanceller,
+  dropSocket,
+  runRetrying,
+  watchArrival,
+} from './interrupt.js';
 import {
   connectionLostError,
   isConnectionLost,
@@ -20,7 +28,7 @@ import {
   type HostTargets,
 } from './host-pool.js';
 import { PG_TYPES } from './pg-types.js';
-import { callRole } from './call-role.js';
+import { callSettings, closing, opening } from './call-blocks.js';
 import { databaseNameOf } from './names.js';
 import { poolStatsOf, type PoolStats } from './pool-stats.js';
 import { tracedClient } from './traced.js';
@@ -31,16 +39,7 @@ import {
   type PipelineStep,
 } from './pipeline.js';
 
-export interface DatabaseOptions {
-  /** postgres:// URL; null runs the embedded PGlite. */
-  url: string | null;
-  poolSize: number;
-  embedded: { dataDir: string; demo: boolean };
-  /** Every call runs as this role (SET LOCAL ROLE); null: the login role. */
-  role?: string | null;
-  /** The configured name (`databases[].name`); absent: the URL's database, or pgmcp-embedded. */
-  name?: string;
-}
+export type { DatabaseOptions } from './database-options.js';
 
 export interface TransactionOptions {
   readOnly: boolean;
@@ -119,18 +118,25 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
   }
   // PGlite has one backend session: more than one connection would share its state.
   const poolMax = embedded ? 1 : options.poolSize;
+  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   const pool = createHostPool(targets, {
     pool: {
       max: poolMax,
       types: PG_TYPES,
-      connectionTimeoutMillis: 10_000,
-      idleTimeoutMillis: 30_000,
+      connectionTimeoutMillis: connectTimeoutMs,
+      idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
     },
     // An idle client dying (server restart, embedded child killed) must not crash the process.
     onIdleError: (error, host) =>
       logger.warn({ err: { message: error.message }, host }, 'idle database connection failed'),
     onSwitch: (host, previous, why) =>
       logger.info({ database: name, host, previous, why }, 'database host in use changed'),
+  });
+  // Calls beyond the pool's size wait in a bounded queue, for a bounded time (PGMCP212).
+  const gate = createPoolGate({
+    size: poolMax,
+    queueLimit: options.queueLimit ?? 100,
+    queueTimeoutMs: options.queueTimeoutMs ?? 10_000,
   });
   const sessions = createSessionSettings({
     direct: embedded !== null,
@@ -141,22 +147,15 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       ),
   });
 
-  /** Ask the server to cancel a running statement (real PostgreSQL; PGlite ignores cancels). */
-  const cancelBackend = async (on: pg.PoolClient, pid: number): Promise<void> => {
-    const client = new pg.Client(pool.clientConfig(on));
-    client.on('error', () => undefined); // failures surface through connect/query below
-    try {
-      await client.connect();
-      await client.query('SELECT pg_cancel_backend($1)', [pid]);
-    } catch (error) {
-      logger.warn(
-        { err: { message: (error as Error).message } },
-        'could not cancel a running query',
-      );
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-  };
+  /**
+   * Ask the server the connection is on to cancel a running statement (real PostgreSQL; PGlite
+   * ignores cancels); false when the request could not be delivered.
+   */
+  const cancelBackend = (on: pg.PoolClient, pid: number): Promise<boolean> =>
+    createCanceller(
+      { ...pool.clientConfig(on), connectionTimeoutMillis: connectTimeoutMs },
+      logger,
+    )(pid);
 
   /**
    * Check out a client and run `body` under the guards every call gets: cancellation (the
@@ -178,17 +177,24 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     }
     // A call arriving while the embedded child restarts (after a timeout) waits for it.
     if (embedded) await embedded.whenReady();
-    const client = await pool.connect();
+    const leave = await gate.acquire(tx.signal);
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      leave();
+      throw error;
+    }
+    let abandon: NodeJS.Timeout | undefined;
     let cancelled = false;
     let timedOut = false;
     let broken: Error | undefined;
     // The pool listens for 'error' only on idle clients: a checked-out client whose connection
     // dies (embedded child restarted, server shutdown) would otherwise crash the process. The
     // query in flight fails by itself; the connection is discarded on release.
-    const onConnectionError = (error: Error): void => {
-      broken = error;
-    };
+    const onConnectionError = (error: Error): void => void (broken = error);
     client.on('error', onConnectionError);
+    const arrival = embedded ? null : watchArrival(client);
     const pid = (client as unknown as { processID?: number }).processID;
     const stop = (why: 'cancel' | 'timeout'): void => {
       if (why === 'cancel') cancelled = true;
@@ -197,14 +203,19 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         // PGlite ignores statement_timeout and cancel requests: only a restart stops it.
         void embedded.restart(why === 'cancel' ? 'query cancelled' : 'statement timeout');
       } else if (pid !== undefined) {
-        void cancelBackend(client, pid);
+        // A server that cannot be asked (a stalled network) or does not stop the statement
+        // loses the connection: the call must not wait on a socket forever.
+        void cancelBackend(client, pid).then(
+          (sent) => sent || abandon === undefined || dropSocket(client),
+        );
+        abandon ??= setTimeout(() => dropSocket(client), CANCEL_GRACE_MS);
       }
     };
     const onAbort = (): void => stop('cancel');
     tx.signal?.addEventListener('abort', onAbort, { once: true });
     const guard = setTimeout(() => stop('timeout'), embedded ? tx.timeoutMs : tx.timeoutMs + 5_000);
     try {
-      const settings = await sessions.prepare(client, callSettings(tx));
+      const settings = await sessions.prepare(client, callSettings(tx, options.role));
       return await body(
         client,
         (error) => {
@@ -236,7 +247,9 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       const demoted = !tx.readOnly && (error as { code?: unknown }).code === '25006';
       if (!timedOut && !cancelled && (lostConnection(error) || demoted)) {
         pool.lost(client, demoted ? 'the server is read-only (demoted)' : 'connection lost');
-        throw connectionLostError(error, demoted);
+        const lost = connectionLostError(error, demoted);
+        arrival?.mark(lost);
+        throw lost;
       }
       if (cancelled && embedded) {
         // The restart that stopped PGlite shows up as a lost connection: say what happened.
@@ -246,55 +259,41 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
           cause: error,
         });
       }
-      throw fromPgError(error, { timeoutMs: tx.timeoutMs, cancelled });
+      const failure = fromPgError(error, {
+        timeoutMs: tx.timeoutMs,
+        cancelled,
+        readOnly: tx.readOnly,
+      });
+      arrival?.mark(failure);
+      throw failure;
     } finally {
       clearTimeout(guard);
+      clearTimeout(abandon);
+      abandon = undefined;
+      arrival?.stop();
       tx.signal?.removeEventListener('abort', onAbort);
       client.off('error', onConnectionError);
       // Whatever a statement did to the session, the next call must start clean.
       if (!broken && transactionStatus(client) !== 'I')
         broken = new Error('left inside a transaction');
       client.release(broken ?? (timedOut || cancelled ? new Error('interrupted') : undefined));
+      leave();
     }
   };
 
   /**
-   * A read-only block whose connection broke wrote nothing and answered nothing yet: it is
-   * tried once more, on a fresh connection (after a failover, to the new server).
+   * Retries. A read-only block whose connection broke wrote nothing and answered nothing yet:
+   * it runs once more on a fresh connection (after a failover, on the new server). Around that,
+   * runRetrying (interrupt.ts) runs a read-only call again after a serialization failure or a
+   * deadlock, and any call whose pooled connection the server had closed while idle.
    */
-  const guarded: typeof guardedOnce = async (tx, body) => {
-    try {
-      return await guardedOnce(tx, body);
-    } catch (error) {
-      const retry = tx.readOnly && !tx.signal?.aborted && isConnectionLost(error);
-      if (!retry) throw error;
-      return guardedOnce(tx, body);
-    }
-  };
-
-  /** The values a call runs under (sent only where they differ from the connection's base). */
-  const callSettings = (tx: TransactionOptions): CallSettings => ({
-    statementTimeout: `${tx.timeoutMs}ms`,
-    idleTimeout: `${tx.timeoutMs + 5_000}ms`,
-    userId: tx.principal.userId ?? '',
-    tenantId: tx.principal.tenantId ?? '',
-    claims: JSON.stringify(tx.principal.claims),
-    role: callRole(tx.principal.pgRole, options.role),
-  });
-
-  /**
-   * BEGIN (read-only or not) and the call's settings. A read-only block always ends in
-   * ROLLBACK: it wrote nothing, and the rollback undoes whatever a caller's function did to
-   * the session (set_config, session-level or not), which keeps the connection's base true.
-   */
-  const opening = (tx: TransactionOptions, settings: PipelineStep | null): PipelineStep[] => [
-    { text: tx.readOnly ? 'BEGIN READ ONLY' : 'BEGIN READ WRITE', values: [] },
-    ...(settings ? [settings] : []),
-  ];
-  const closing = (tx: TransactionOptions): PipelineStep => ({
-    text: tx.readOnly ? 'ROLLBACK' : 'COMMIT',
-    values: [],
-  });
+  const guarded: typeof guardedOnce = (tx, body) =>
+    runRetrying(tx, logger, () =>
+      guardedOnce(tx, body).catch((error: unknown) => {
+        if (!tx.readOnly || tx.signal?.aborted || !isConnectionLost(error)) throw error;
+        return guardedOnce(tx, body);
+      }),
+    );
 
   const withTransaction = <T>(
     tx: TransactionOptions,
@@ -331,7 +330,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         opening: opening(tx, settings),
         closing: closing(tx),
         types: PG_TYPES,
-        role: callSettings(tx).role,
+        role: callSettings(tx, options.role).role,
         database: name,
         markBroken,
         afterWrite: tx.keepAfterWrite
@@ -382,7 +381,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     withOwnConnection,
     runStatement,
     openClient: (extra = {}) =>
-      pool.newClient({ types: PG_TYPES, connectionTimeoutMillis: 10_000, ...extra }),
+      pool.newClient({ types: PG_TYPES, connectionTimeoutMillis: connectTimeoutMs, ...extra }),
     async health() {
       try {
         await pool.query({ text: 'SELECT 1' });

@@ -21,14 +21,68 @@ function socketError(code: string, message: string): Error {
 }
 
 describe('fromPgError classifies by SQLSTATE', () => {
+  // The server's state, not the statement: pgmcp's own words, never the server's text.
   it.each([
-    ['08000', 'connection exception'],
-    ['08001', 'could not connect'],
-    ['08006', 'connection failure'],
-    ['57P01', 'admin shutdown'],
-    ['57P02', 'crash shutdown'],
-    ['57P03', 'cannot connect now'],
-    ['53300', 'too many connections'],
+    ['08000', ErrorCodes.DB_UNAVAILABLE, 'unavailable', /^The connection to the database failed/],
+    ['08001', ErrorCodes.DB_UNAVAILABLE, 'unavailable', /^The connection to the database failed/],
+    ['08006', ErrorCodes.DB_UNAVAILABLE, 'unavailable', /^The connection to the database failed/],
+    ['57P01', ErrorCodes.DB_UNAVAILABLE, 'unavailable', /shutting down, or an administrator/],
+    ['57P02', ErrorCodes.DB_UNAVAILABLE, 'unavailable', /restarting after another/],
+    ['57P03', ErrorCodes.DB_UNAVAILABLE, 'unavailable', /starting up or shutting down/],
+    ['57P04', ErrorCodes.DB_UNAVAILABLE, 'unavailable', /database was dropped/],
+    ['57P05', ErrorCodes.DB_UNAVAILABLE, 'unavailable', /idle connection/],
+    ['53000', ErrorCodes.DB_OUT_OF_RESOURCES, 'unavailable', /out of resources/],
+    ['53100', ErrorCodes.DB_OUT_OF_RESOURCES, 'unavailable', /out of disk space/],
+    ['53200', ErrorCodes.DB_OUT_OF_RESOURCES, 'unavailable', /out of memory/],
+    ['53300', ErrorCodes.DB_OUT_OF_RESOURCES, 'unavailable', /out of connection slots/],
+    ['53400', ErrorCodes.DB_OUT_OF_RESOURCES, 'unavailable', /configured limit/],
+    ['40001', ErrorCodes.DB_CONFLICT, 'conflict', /fail to serialize/],
+    ['40P01', ErrorCodes.DB_CONFLICT, 'conflict', /deadlocked/],
+  ])('%s is %s (%s) in its own words', (sqlstate, code, category, words) => {
+    const raw = `server text ${sqlstate}`;
+    const error = fromPgError(
+      pgError(sqlstate, raw, { detail: 'Process 1: SELECT secret_of_another_session()' }),
+    );
+    expect(error).toMatchObject({ code, category, details: { sqlstate } });
+    expect(error.message).toMatch(words);
+    expect(error.message).not.toContain(raw);
+    expect(JSON.stringify(error.details)).not.toContain('secret_of_another_session');
+    expect(typeof error.details?.['reason']).toBe('string');
+  });
+
+  it('a conflict says whether the statement ran again', () => {
+    const deadlock = pgError('40P01', 'deadlock detected');
+    expect(fromPgError(deadlock, { readOnly: false }).message).toMatch(
+      /Nothing of it was committed/,
+    );
+    expect(fromPgError(deadlock, { readOnly: true, retried: true }).message).toMatch(
+      /run again once and met the same conflict/,
+    );
+  });
+
+  it('25006: a write in a read-only call is refused as such; in a read-write call the server is read-only', () => {
+    const raw = pgError('25006', 'cannot execute INSERT in a read-only transaction');
+    expect(fromPgError(raw, { readOnly: true })).toMatchObject({
+      code: ErrorCodes.WRITE_NOT_ALLOWED,
+      category: 'input',
+      details: { sqlstate: '25006' },
+    });
+    const standby = fromPgError(raw, { readOnly: false });
+    expect(standby).toMatchObject({ code: ErrorCodes.DB_READ_ONLY, category: 'unavailable' });
+    expect(standby.message).toMatch(/accepts only reads right now/);
+  });
+
+  it('42501 is forbidden, PGMCP211: what was denied and what to do', () => {
+    const error = fromPgError(pgError('42501', 'permission denied for table t'));
+    expect(error).toMatchObject({
+      code: ErrorCodes.DB_PERMISSION_DENIED,
+      category: 'forbidden',
+      details: { sqlstate: '42501' },
+    });
+    expect(error.message).toMatch(/^permission denied for table t\. .*GRANT/);
+  });
+
+  it.each([
     ['28000', 'invalid authorization'],
     ['28P01', 'password authentication failed'],
   ])('%s (%s) is unavailable, PGMCP201', (sqlstate, message) => {
@@ -42,17 +96,13 @@ describe('fromPgError classifies by SQLSTATE', () => {
   });
 
   it.each([
-    ['42501', 'forbidden'],
     ['23505', 'conflict'],
     ['23503', 'conflict'],
     ['23502', 'conflict'],
-    ['40001', 'conflict'],
-    ['40P01', 'conflict'],
     ['42601', 'database'],
     ['42P01', 'database'],
     ['22012', 'database'],
     ['25006', 'database'],
-    ['53200', 'database'],
     ['P0001', 'database'],
     ['XX000', 'database'],
   ])('%s is %s, PGMCP202', (sqlstate, category) => {
@@ -82,6 +132,18 @@ describe('fromPgError classifies by SQLSTATE', () => {
     expect(error.code).toBe(ErrorCodes.DB_TIMEOUT);
     expect(error.message).toMatch(/^The query timed out\. /);
     expect(error.message).not.toContain('limit');
+  });
+
+  it('57014 from elsewhere (an administrator, the server) is a cancel the caller did not ask for', () => {
+    const error = fromPgError(pgError('57014', 'canceling statement due to user request'), {
+      timeoutMs: 1500,
+    });
+    expect(error).toMatchObject({
+      code: ErrorCodes.DB_CANCELLED,
+      category: 'unavailable',
+      details: { sqlstate: '57014' },
+    });
+    expect(error.message).toMatch(/^The query was cancelled on the database server .*Try again\.$/);
   });
 
   it('57014 after a cancellation is a cancel, PGMCP204, whatever the limit', () => {
@@ -299,7 +361,6 @@ describe('connectFailure: anything that stops a connection opening is unavailabl
     for (const [sqlstate, message] of [
       ['28P01', 'password authentication failed for user "app"'],
       ['3D000', 'database "nope" does not exist'],
-      ['57P03', 'the database system is starting up'],
     ] as const) {
       expect(connectFailure(pgError(sqlstate, message))).toMatchObject({
         code: ErrorCodes.DB_UNAVAILABLE,
@@ -307,6 +368,22 @@ describe('connectFailure: anything that stops a connection opening is unavailabl
         message: `The database is unavailable; pgmcp cannot connect to it: ${message}.`,
         details: { reason: message, sqlstate },
       });
+    }
+  });
+
+  it("the server starting up or out of connection slots: its state in pgmcp's words, with the SQLSTATE", () => {
+    for (const [sqlstate, raw, reason] of [
+      ['57P03', 'the database system is starting up', 'the server is starting up or shutting down'],
+      ['53300', 'sorry, too many clients already', 'the server is out of connection slots'],
+    ] as const) {
+      const error = connectFailure(pgError(sqlstate, raw));
+      expect(error).toMatchObject({
+        code: ErrorCodes.DB_UNAVAILABLE,
+        category: 'unavailable',
+        details: { sqlstate },
+      });
+      expect(error.message).toContain(`cannot connect to it: ${reason}`);
+      expect(error.message).not.toContain(raw);
     }
   });
 

@@ -2,6 +2,7 @@
 // errors from PGlite's bundled driver are not pg.DatabaseError).
 import { redactUrl } from '../config/redact.js';
 import { AppError, ErrorCodes, type ErrorCategory } from '../core/errors.js';
+import { serverStateAnswer } from './server-states.js';
 
 export interface PgErrorFields {
   code?: string;
@@ -36,19 +37,9 @@ const TLS_MESSAGE = /SSL connection|certificate/i;
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|UNABLE_TO_|HOSTNAME_)/;
 
 function categoryOf(sqlstate: string): ErrorCategory {
-  if (
-    sqlstate.startsWith('08') ||
-    sqlstate === '57P01' ||
-    sqlstate === '57P02' ||
-    sqlstate === '57P03' ||
-    sqlstate === '53300'
-  ) {
-    return 'unavailable';
-  }
   // 28xxx is pgmcp's own login to the database failing: the server's problem, not the caller's.
   if (sqlstate.startsWith('28')) return 'unavailable';
-  if (sqlstate === '42501') return 'forbidden';
-  if (sqlstate.startsWith('23') || sqlstate === '40001' || sqlstate === '40P01') return 'conflict';
+  if (sqlstate.startsWith('23')) return 'conflict';
   return 'database';
 }
 
@@ -88,7 +79,13 @@ export function isConnectionError(error: unknown): boolean {
  */
 export function connectionReason(error: unknown): string {
   const code = socketCode(error);
-  return code === undefined ? driverMessage(error) : `${SOCKET_CAUSES[code]} (${code})`;
+  if (code !== undefined) return `${SOCKET_CAUSES[code]} (${code})`;
+  // The server's state (starting up, out of connection slots …) in pgmcp's words.
+  if (isPgError(error)) {
+    const state = serverStateAnswer(error.code as string);
+    if (state) return `${state.reason} (${String(error.code)})`;
+  }
+  return driverMessage(error);
 }
 
 /** The driver's own message (first line, URLs redacted), with the address: for operators. */
@@ -132,40 +129,59 @@ export function connectFailure(error: unknown): AppError {
   );
 }
 
+/** What the call was, for the answers that depend on it. */
+export interface FailureContext {
+  timeoutMs?: number;
+  /** The caller cancelled the call. */
+  cancelled?: boolean;
+  /** The call ran in a read-only transaction. */
+  readOnly?: boolean;
+  /** A read-only call ran again after a conflict and met it again. */
+  retried?: boolean;
+}
+
+const FIELDS = [
+  'detail',
+  'hint',
+  'position',
+  'where',
+  'schema',
+  'table',
+  'column',
+  'constraint',
+] as const;
+
 /** Map a driver error to AppError, keeping SQLSTATE, detail, hint and position. */
-export function fromPgError(
-  error: unknown,
-  context: { timeoutMs?: number; cancelled?: boolean } = {},
-): AppError {
+export function fromPgError(error: unknown, context: FailureContext = {}): AppError {
   if (error instanceof AppError) return error;
   if (isPgError(error) && socketCode(error) === undefined) {
     const code = error.code as string;
     const details: Record<string, unknown> = { sqlstate: code };
-    for (const key of [
-      'detail',
-      'hint',
-      'position',
-      'where',
-      'schema',
-      'table',
-      'column',
-      'constraint',
-    ] as const) {
-      if (error[key] !== undefined) details[key] = error[key];
+    const state = serverStateAnswer(code, context);
+    if (state) {
+      // The server's own text and detail stay in the log: a deadlock's detail quotes other
+      // sessions' statements.
+      details['reason'] = state.reason;
+      return new AppError(state.code, state.message, {
+        category: state.category,
+        details,
+        cause: error,
+      });
     }
-    if (code === '57014') {
-      if (context.cancelled) {
-        return new AppError(ErrorCodes.DB_CANCELLED, 'The query was cancelled.', {
-          category: 'input',
-          details,
-          cause: error,
-        });
-      }
-      const limit = context.timeoutMs !== undefined ? ` (limit ${context.timeoutMs} ms)` : '';
+    for (const key of FIELDS) if (error[key] !== undefined) details[key] = error[key];
+    if (code === '57014') return cancelled(error, details, context);
+    if (code === '25006' && context.readOnly === true) {
       return new AppError(
-        ErrorCodes.DB_TIMEOUT,
-        `The query timed out${limit}. Narrow it (filters, LIMIT, indexed columns) or ask for a higher statement timeout.`,
-        { category: 'timeout', details, cause: error },
+        ErrorCodes.WRITE_NOT_ALLOWED,
+        `${error.message}. The call runs read-only: the statement (or a function it calls) writes; ask for a read, or for a call on a database configured with allowWrites.`,
+        { category: 'input', details, cause: error },
+      );
+    }
+    if (code === '42501') {
+      return new AppError(
+        ErrorCodes.DB_PERMISSION_DENIED,
+        `${error.message}. The role the call runs as lacks this privilege: use objects it may read, or ask the database's administrator for a GRANT.`,
+        { category: 'forbidden', details, cause: error },
       );
     }
     const category = categoryOf(code);
@@ -185,6 +201,42 @@ export function fromPgError(
     category: 'internal',
     cause: error,
   });
+}
+
+/**
+ * 57014: the caller's cancel, the statement timeout, or a cancel that came from elsewhere (an
+ * administrator's pg_cancel_backend, a standby's recovery conflict), which PostgreSQL tells
+ * apart only by its message.
+ */
+function cancelled(
+  error: PgErrorFields,
+  details: Record<string, unknown>,
+  context: FailureContext,
+): AppError {
+  if (context.cancelled) {
+    return new AppError(ErrorCodes.DB_CANCELLED, 'The query was cancelled.', {
+      category: 'input',
+      details,
+      cause: error,
+    });
+  }
+  if (/statement timeout/i.test(error.message) || context.timeoutMs === undefined) {
+    const limit = context.timeoutMs !== undefined ? ` (limit ${context.timeoutMs} ms)` : '';
+    return new AppError(
+      ErrorCodes.DB_TIMEOUT,
+      `The query timed out${limit}. Narrow it (filters, LIMIT, indexed columns) or ask for a higher statement timeout.`,
+      { category: 'timeout', details, cause: error },
+    );
+  }
+  return new AppError(
+    ErrorCodes.DB_CANCELLED,
+    'The query was cancelled on the database server (by an administrator, or by the server itself); pgmcp did not ask for it. Try again.',
+    {
+      category: 'unavailable',
+      details: { ...details, reason: 'cancelled on the server' },
+      cause: error,
+    },
+  );
 }
 
 /** The message for a model: SQLSTATE, message, detail, hint, and the position marked in the query. */

@@ -19,6 +19,7 @@ import { createTrustedPeers } from './trusted-peers.js';
 import { registerOAuthServer, type OAuthServerRoutes } from './oauth-server/index.js';
 import { createOriginPolicy } from './origin.js';
 import { refuse } from './refuse.js';
+import { registerDrain, type Drain } from './drain.js';
 import { sendJson } from './replies.js';
 import { createSessionStore, type SessionStore, type SessionStoreOptions } from './sessions.js';
 import { createStreamWatch } from './stream-watch.js';
@@ -76,6 +77,8 @@ export interface HttpServer {
   readiness(): Promise<Readiness>;
   /** Start listening; resolves with the bound address (port 0 picks a free port). */
   listen(): Promise<{ host: string; port: number; url: string }>;
+  /** Shutdown's first step: refuse new requests, wait for those in flight (drain.ts). */
+  readonly drain: Drain;
   close(): Promise<void>;
 }
 
@@ -104,6 +107,7 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     sharing: deps.sessionSharing ?? null,
   });
   const unbind = dispatcher.bindSessions(() => sessions.all());
+  const drain = registerDrain(app, { sessions, mcpPaths: paths, logger });
   // Open streams lose their credential's lapse (revoked, expired, disabled) on every instance.
   const verifier = deps.auth?.verifier ?? null;
   const streamWatch = createStreamWatch({
@@ -200,8 +204,9 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     const report = await deps
       .health()
       .catch((): HealthReport => ({ ok: false, database: 'unreachable' }));
-    return sendJson(reply, report.ok ? 200 : 503, {
-      status: report.ok ? 'ok' : 'unavailable',
+    const ok = report.ok && !drain.draining;
+    return sendJson(reply, ok ? 200 : 503, {
+      status: drain.draining ? 'draining' : report.ok ? 'ok' : 'unavailable',
       server: dispatcher.serverInfo.name,
       version: dispatcher.serverInfo.version,
       database: report.database,
@@ -222,6 +227,7 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     app,
     sessions,
     readiness: () => readinessOf(probes),
+    drain,
     async listen() {
       await app.listen({ host: options.host, port: options.port });
       const address = app.server.address();

@@ -72,7 +72,11 @@ export interface AuditOptions {
   db: StateDb | null;
   /** audit.file; null: no file. */
   file: string | null;
-  /** Write failures (the record is dropped, the caller is never failed for it). */
+  /**
+   * Write failures (the caller is never failed for it). Rows the state database did not take
+   * are kept (bounded by maxQueued) and written with the next batch; the first failure of a
+   * streak and every record dropped past the bound are reported here.
+   */
   onError?: (error: Error) => void;
   flushIntervalMs?: number;
   batchSize?: number;
@@ -130,9 +134,12 @@ export function createAuditLog(options: AuditOptions): AuditLog {
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
   let dropped = 0;
+  /** Rows the state database did not take yet, oldest first; written before newer ones. */
+  let unwritten: Row[] = [];
+  let failing = false;
 
   const schedule = (): void => {
-    if (timer || queue.length === 0) return;
+    if (timer || (queue.length === 0 && unwritten.length === 0)) return;
     timer = setTimeout(() => {
       timer = undefined;
       void flush();
@@ -140,25 +147,41 @@ export function createAuditLog(options: AuditOptions): AuditLog {
     timer.unref();
   };
 
+  const insert = async (db: StateDb, rows: Row[]): Promise<void> => {
+    if (rows.length === 0) return;
+    try {
+      await db.query(INSERT, [
+        rows.map((r) => r.at),
+        rows.map((r) => r.event),
+        rows.map((r) => r.outcome),
+        rows.map((r) => r.principal_kind),
+        rows.map((r) => r.principal_id),
+        rows.map((r) => r.client_address),
+        rows.map((r) => r.database),
+        rows.map((r) => r.tool),
+        rows.map((r) => r.duration_ms),
+        rows.map((r) => r.request_id),
+        rows.map((r) => JSON.stringify(r.details)),
+      ]);
+      failing = false;
+    } catch (error) {
+      if (!failing) onError(error as Error);
+      failing = true;
+      // Kept for the next write, bounded: the oldest go first, and are counted.
+      const over = rows.length - maxQueued;
+      if (over > 0) dropped += over;
+      unwritten = over > 0 ? rows.slice(over) : rows;
+      schedule();
+    }
+  };
+
   const write = async (rows: Row[]): Promise<void> => {
     if (options.db) {
-      await options.db
-        .query(INSERT, [
-          rows.map((r) => r.at),
-          rows.map((r) => r.event),
-          rows.map((r) => r.outcome),
-          rows.map((r) => r.principal_kind),
-          rows.map((r) => r.principal_id),
-          rows.map((r) => r.client_address),
-          rows.map((r) => r.database),
-          rows.map((r) => r.tool),
-          rows.map((r) => r.duration_ms),
-          rows.map((r) => r.request_id),
-          rows.map((r) => JSON.stringify(r.details)),
-        ])
-        .catch((error: unknown) => onError(error as Error));
+      const batch = unwritten.length > 0 ? unwritten.concat(rows) : rows;
+      unwritten = [];
+      await insert(options.db, batch);
     }
-    if (options.file) {
+    if (options.file && rows.length > 0) {
       const text = rows.map((r) => JSON.stringify({ ...r, at: r.at.toISOString() })).join('\n');
       await appendFile(options.file, `${text}\n`, { mode: 0o600 }).catch((error: unknown) =>
         onError(error as Error),
@@ -178,7 +201,7 @@ export function createAuditLog(options: AuditOptions): AuditLog {
       onError(new Error(`audit queue full: ${dropped} record(s) dropped`));
       dropped = 0;
     }
-    if (rows.length > 0) writing = writing.then(() => write(rows));
+    if (rows.length > 0 || unwritten.length > 0) writing = writing.then(() => write(rows));
     return writing;
   };
 

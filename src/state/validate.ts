@@ -1,6 +1,6 @@
 // Small checks and helpers the stores share.
 import { AppError, ErrorCodes } from '../core/errors.js';
-import { RESERVED_ROLE_WORDS } from '../db/database.js';
+import { RESERVED_ROLE_WORDS } from '../db/call-role.js';
 
 // Printable, no spaces or quotes: names appear in tables, logs and auth.user_id.
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$/;

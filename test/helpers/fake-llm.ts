@@ -17,8 +17,17 @@ export interface FakeToolCall {
   args: Record<string, unknown>;
 }
 
-/** One answer of the model: text, or tool calls (with text before them, optionally). */
-export type FakeTurn = ({ text: string } | { toolCalls: FakeToolCall[]; text?: string }) & {
+/**
+ * One answer of the model: text, or tool calls (with text before them, optionally); or a fault:
+ * `fail` answers the provider's error with that HTTP status (429, 500 …, with Retry-After when
+ * `retryAfterSeconds` is given), `drop` starts a streamed answer and then cuts the connection.
+ */
+export type FakeTurn = (
+  | { text: string }
+  | { toolCalls: FakeToolCall[]; text?: string }
+  | { fail: number; retryAfterSeconds?: number }
+  | { drop: true }
+) & {
   /** Token usage to report (default 100 in, 20 out). */
   usage?: { input: number; output: number };
   /** Answer only once this settles (a model that is slow to answer). */
@@ -123,6 +132,20 @@ export async function startFakeLlm(options: FakeLlmOptions): Promise<FakeLlm> {
     if (!turn) return sendJson(res, 500, errorBody(flavor, 'the fake LLM script is exhausted'));
     if (turn.wait) await turn.wait;
     if (res.destroyed) return;
+    if ('fail' in turn) {
+      if (turn.retryAfterSeconds !== undefined) {
+        res.setHeader('retry-after', String(turn.retryAfterSeconds));
+      }
+      return sendJson(res, turn.fail, errorBody(flavor, `fake provider failure ${turn.fail}`));
+    }
+    if ('drop' in turn) {
+      openSse(res);
+      res.write(
+        'data: {"id":"cut","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"par',
+      );
+      res.destroy();
+      return;
+    }
     const answer = normalize(turn, nextId);
     const model = request.model;
     switch (api) {
@@ -358,7 +381,7 @@ function normalize(turn: FakeTurn, nextId: (prefix: string) => string): Answer {
         }))
       : [];
   return {
-    text: turn.text ?? '',
+    text: 'text' in turn ? (turn.text ?? '') : '',
     calls,
     input: turn.usage?.input ?? 100,
     output: turn.usage?.output ?? 20,

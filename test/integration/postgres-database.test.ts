@@ -162,12 +162,13 @@ describe.each(targets)('database layer on %s', (_name, setup, skip) => {
         code: ErrorCodes.WRITE_NOT_ALLOWED,
         details: { sqlstate: '25006' },
       });
-      // … and the transaction itself refuses it too (the first wall, without the parser).
+      // … and the transaction itself refuses it too (the first wall, without the parser), as
+      // the same refusal of a write in a read-only call.
       await expect(
         s.db.runStatement({ ...direct(), sql: `delete from ${s.schema}.items` }),
       ).rejects.toMatchObject({
-        code: ErrorCodes.DB_QUERY_FAILED,
-        category: 'database',
+        code: ErrorCodes.WRITE_NOT_ALLOWED,
+        category: 'input',
         details: { sqlstate: '25006' },
       });
       expect(await rows(`select count(*)::int from ${s.schema}.items`)).toEqual([[25]]);

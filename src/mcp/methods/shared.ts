@@ -43,6 +43,11 @@ export interface FeatureOptions {
   logger?: Pick<Logger, 'error'>;
   /** Where the invocation step records each tool call (the exchange log and the audit). */
   onToolCall?: ToolCallSink;
+  /**
+   * Aborted when a stopping server waits no longer for the calls in flight
+   * (server.shutdownTimeoutMs): each is cancelled, its statement in PostgreSQL too.
+   */
+  stopCalls?: AbortSignal;
 }
 
 export interface RequestScope {
@@ -205,6 +210,10 @@ export function createShared(options: FeatureOptions): Shared {
       const onOuterAbort = (): void => controller.abort(outer?.reason);
       if (outer?.aborted) controller.abort(outer.reason);
       outer?.addEventListener('abort', onOuterAbort, { once: true });
+      const stop = options.stopCalls;
+      const onStop = (): void => controller.abort(stop?.reason);
+      if (stop?.aborted) controller.abort(stop.reason);
+      stop?.addEventListener('abort', onStop, { once: true });
       scope.channel.inFlight?.set(scope.id, controller);
       const built = buildContext({
         channel: scope.channel,
@@ -227,6 +236,7 @@ export function createShared(options: FeatureOptions): Shared {
         built.finish();
         scope.channel.inFlight?.delete(scope.id);
         outer?.removeEventListener('abort', onOuterAbort);
+        stop?.removeEventListener('abort', onStop);
       }
     },
   };
