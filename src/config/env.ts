@@ -103,7 +103,6 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'embedded.dataDir', env: 'PGMCP_DATA_DIR', kind: 'string' },
   { key: 'embedded.demo', env: 'PGMCP_DEMO', kind: 'bool' },
   { key: 'state.url', env: 'PGMCP_STATE_URL', kind: 'string' },
-  { key: 'database.directUrl', env: 'PGMCP_DATABASE_DIRECT_URL', kind: 'string' },
   { key: 'auth.sessionTtlSeconds', env: 'PGMCP_SESSION_TTL_SECONDS', kind: 'int' },
   { key: 'auth.cacheTtlMs', env: 'PGMCP_AUTH_CACHE_TTL_MS', kind: 'int' },
   { key: 'auth.lockout.maxFailures', env: 'PGMCP_LOCKOUT_MAX_FAILURES', kind: 'int' },
