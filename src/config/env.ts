@@ -62,6 +62,8 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'http.sessionIdleTimeoutMs', env: 'PGMCP_SESSION_IDLE_TIMEOUT_MS', kind: 'int' },
   { key: 'http.eventStoreSize', env: 'PGMCP_EVENT_STORE_SIZE', kind: 'int' },
   { key: 'http.keepAliveMs', env: 'PGMCP_KEEP_ALIVE_MS', kind: 'int' },
+  { key: 'http.requestTimeoutMs', env: 'PGMCP_HTTP_REQUEST_TIMEOUT_MS', kind: 'int' },
+  { key: 'http.maxConnections', env: 'PGMCP_HTTP_MAX_CONNECTIONS', kind: 'int' },
   { key: 'database.allowWrites', env: 'PGMCP_ALLOW_WRITES', kind: 'bool' },
   { key: 'database.statementTimeoutMs', env: 'PGMCP_STATEMENT_TIMEOUT_MS', kind: 'int' },
   { key: 'database.maxRows', env: 'PGMCP_MAX_ROWS', kind: 'int' },

@@ -54,6 +54,8 @@ describe('loadConfig defaults', () => {
         sessionIdleTimeoutMs: 1800000,
         eventStoreSize: 1000,
         keepAliveMs: 15000,
+        requestTimeoutMs: 30000,
+        maxConnections: 1024,
         tls: { cert: null, key: null },
         cors: { origins: [] },
       },
@@ -332,7 +334,7 @@ describe('file errors', () => {
     expect(error.details).toEqual({ key: 'http', source: path });
     expect(error.message).toBe(
       `http: unknown keys "prot", "hots" (valid keys: host, port, path, allowedOrigins, allowedHosts, ` +
-        `bodyLimitBytes, sessionIdleTimeoutMs, eventStoreSize, keepAliveMs, tls, cors) (from ${path})`,
+        `bodyLimitBytes, sessionIdleTimeoutMs, eventStoreSize, keepAliveMs, requestTimeoutMs, maxConnections, tls, cors) (from ${path})`,
     );
   });
 

@@ -58,6 +58,8 @@ const httpSchema = section({
   sessionIdleTimeoutMs: intIn(1).default(1_800_000),
   eventStoreSize: intIn(1).default(1000),
   keepAliveMs: intIn(0).default(15_000),
+  requestTimeoutMs: intIn(1).default(30_000),
+  maxConnections: intIn(1).default(1024),
   // --- edge: TLS and CORS ---
   /** Serve HTTPS with this PEM certificate (chain) and private key; both or neither. */
   tls: section({

@@ -75,6 +75,8 @@ export function loadTlsMaterial(files: TlsFiles): TlsMaterial | null {
  * Fastify options for HTTPS. Typed as an empty object on purpose: the request and reply API
  * is the same over TLS, and the rest of the code keeps one FastifyInstance type.
  */
-export function httpsOptions(material: TlsMaterial | null): Record<never, never> {
+export function httpsOptions(
+  material: TlsMaterial | null,
+): Record<never, never> | { https: { cert: Buffer; key: Buffer } } {
   return material === null ? {} : { https: { cert: material.cert, key: material.key } };
 }
