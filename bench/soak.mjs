@@ -9,7 +9,7 @@
 // the embedded database (PGlite ships pgvector), /api/chat with a local fake model that calls
 // query_database once and then answers; half the workers in legacy sessions, half stateless
 // 2026-07-28 requests. PostgreSQL: the server PGMCP_TEST_DATABASE_URL names (else
-// postgres://postgres@127.0.0.1:5432/postgres); the soak makes a database of its own there and
+// postgres://postgres@127.0.0.1:5432/test); the soak makes a database of its own there and
 // drops it at the end.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -185,7 +185,7 @@ async function main() {
   const { durationMs, concurrency } = parseArgs(process.argv.slice(2));
   const intervalMs = Math.min(60_000, Math.floor(durationMs / 6));
   const adminUrl =
-    process.env.PGMCP_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+    process.env.PGMCP_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const dbName = `pgmcp_soak_${process.pid}`;
   const dir = mkdtempSync(join(tmpdir(), 'pgmcp-soak-'));
   mkdirSync(join(dir, 'embedded'));
