@@ -9,7 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realPostgres, throwawayDatabase } from '../helpers/postgres.js';
-import { postRpc, serverEnv, startHttpServer, type HttpServer } from '../helpers/server.js';
+import {
+  postRpc,
+  rawInitialize,
+  serverEnv,
+  startHttpServer,
+  type HttpServer,
+} from '../helpers/server.js';
 
 const pg = await realPostgres('test/e2e/slow-clients.test.ts (slow clients, idle sessions)');
 
@@ -85,6 +91,7 @@ describe.skipIf(!pg)('slow and idle clients are bounded', () => {
       env: serverEnv({
         PGMCP_HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
         PGMCP_HTTP_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
+        PGMCP_KEEP_ALIVE_MS: '200',
       }),
     });
     port = Number(new URL(server.url).port);
@@ -120,6 +127,28 @@ describe.skipIf(!pg)('slow and idle clients are bounded', () => {
     const answers = await within(Promise.all(held.map((h) => h.closed)), 'slow bodies');
     for (const answer of answers) expect(answer).toMatch(/^HTTP\/1\.1 408/);
     await ping();
+  });
+
+  it('an SSE stream outlives requestTimeoutMs: the bound is on receiving the request only', async () => {
+    const { headers } = await rawInitialize(server.url);
+    const held = hold(port, (s) => {
+      const lines = [
+        `GET /mcp HTTP/1.1`,
+        `Host: 127.0.0.1:${port}`,
+        'accept: text/event-stream',
+        ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      ];
+      s.write(`${lines.join('\r\n')}\r\n\r\n`);
+    });
+    let received = '';
+    held.socket.on('data', (chunk: string) => (received += chunk));
+    await new Promise((resolve) => setTimeout(resolve, REQUEST_TIMEOUT_MS * 4));
+    expect(held.socket.destroyed).toBe(false);
+    expect(received).toMatch(/^HTTP\/1\.1 200/);
+    // Keep-alive comments kept coming after the request timeout had passed.
+    expect(received.match(/: keep-alive/g)?.length ?? 0).toBeGreaterThan(8);
+    held.socket.destroy();
+    await held.closed;
   });
 
   it('connections past http.maxConnections are closed at once; served again once the idle ones go', async () => {
