@@ -1,8 +1,8 @@
 // `npm run soak -- [duration] [--concurrency N]`: mixed traffic against the built server for a
 // while (default 10 minutes, C=64), reported per interval (a minute; a sixth of the run when it
-// is shorter than six minutes): requests, errors, p50/p99 latency, the server's RSS and heap
-// (after a collection), its open file descriptors and its PostgreSQL connections; then the
-// slope of RSS and heap, and the verdict. Exit status 1 when anything grew past its threshold
+// is shorter than six minutes): requests, errors, p50/p99 latency, the server's RSS, heap
+// (after a collection) and external memory (buffers, WASM), its open file descriptors and its
+// PostgreSQL connections; then the slope of RSS and heap, and the verdict. Exit status 1 when anything grew past its threshold
 // (docs/robustness.md) or a request failed.
 //
 // The traffic: tools/list, query_database and an @mcp routine on PostgreSQL, similarity_search on
@@ -12,7 +12,16 @@
 // postgres://postgres@127.0.0.1:5432/test); the soak makes a database of its own there and
 // drops it at the end.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -135,6 +144,78 @@ function rssOf(pid) {
 
 const fdsOf = (pid) => readdirSync(`/proc/${pid}/fd`).length;
 
+/**
+ * The server's open descriptors by what they are: TCP connections by the port at the other end
+ * (its own port: clients; PostgreSQL's; the fake model's), other sockets, everything else.
+ */
+function fdKinds(pid, ports) {
+  const peerByInode = new Map();
+  for (const table of ['tcp', 'tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length < 10) continue;
+      const local = parseInt(cols[1].split(':')[1], 16);
+      const remote = parseInt(cols[2].split(':')[1], 16);
+      peerByInode.set(cols[9], { local, remote });
+    }
+  }
+  const kinds = { clients: 0, postgres: 0, model: 0, sockets: 0, other: 0 };
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    let target = '';
+    try {
+      target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+    } catch {
+      continue;
+    }
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    const peer = inode ? peerByInode.get(inode) : undefined;
+    if (peer?.local === ports.server && peer.remote !== 0) kinds.clients++;
+    else if (peer?.remote === ports.postgres) kinds.postgres++;
+    else if (peer?.remote === ports.model) kinds.model++;
+    else if (inode) kinds.sockets++;
+    else kinds.other++;
+  }
+  return kinds;
+}
+
+/**
+ * The soak's connections: at most one per worker, kept alive, so the server's descriptors
+ * measure the server and not a client that opens more connections as it pleases.
+ */
+let agent = null;
+
+function post(url, headers, body) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+        timeout: 60_000,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode, type: res.headers['content-type'] ?? '', text }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('no answer in 60 s')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 async function withRetries(action, tries = 3) {
   for (let i = 1; ; i++) {
     try {
@@ -184,8 +265,7 @@ function lastMessage(type, text) {
 async function main() {
   const { durationMs, concurrency } = parseArgs(process.argv.slice(2));
   const intervalMs = Math.min(60_000, Math.floor(durationMs / 6));
-  const adminUrl =
-    process.env.PGMCP_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const adminUrl = process.env.PGMCP_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const dbName = `pgmcp_soak_${process.pid}`;
   const dir = mkdtempSync(join(tmpdir(), 'pgmcp-soak-'));
   mkdirSync(join(dir, 'embedded'));
@@ -236,7 +316,21 @@ async function main() {
     const url = await server.url;
     const origin = new URL(url).origin;
     exitCode = await Promise.race([
-      soak({ url, origin, server, admin, dbName, durationMs, intervalMs, concurrency }),
+      soak({
+        url,
+        origin,
+        server,
+        admin,
+        dbName,
+        durationMs,
+        intervalMs,
+        concurrency,
+        ports: {
+          server: Number(new URL(url).port),
+          postgres: Number(new URL(adminUrl).port || 5432),
+          model: Number(new URL(fake.baseUrl).port),
+        },
+      }),
       interrupted.then(() => 130),
     ]);
   } catch (error) {
@@ -261,8 +355,19 @@ async function main() {
   process.exit(exitCode);
 }
 
-async function soak({ url, origin, server, admin, dbName, durationMs, intervalMs, concurrency }) {
+async function soak({
+  url,
+  origin,
+  server,
+  admin,
+  dbName,
+  durationMs,
+  intervalMs,
+  concurrency,
+  ports,
+}) {
   const pid = server.child.pid;
+  agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   let n = 0;
   const call = (name, args) => ({ name, arguments: args });
   const KINDS = {
@@ -322,15 +427,10 @@ async function soak({ url, origin, server, admin, dbName, durationMs, intervalMs
       method,
       params: modern ? { ...params, _meta: MODERN_META } : params,
     };
-    const res = await fetch(url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const text = await res.text();
+    const res = await post(url, headers, JSON.stringify(body));
+    const text = res.text;
     if (res.status !== 200) return `${kind}: HTTP ${res.status} ${text.slice(0, 200)}`;
-    const message = lastMessage(res.headers.get('content-type') ?? '', text);
+    const message = lastMessage(res.type, text);
     if (message.error) return `${kind}: ${JSON.stringify(message.error).slice(0, 200)}`;
     if (message.result?.isError)
       return `${kind}: ${JSON.stringify(message.result.content).slice(0, 300)}`;
@@ -338,10 +438,10 @@ async function soak({ url, origin, server, admin, dbName, durationMs, intervalMs
   }
 
   async function chat() {
-    const res = await fetch(`${origin}/api/chat`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
+    const res = await post(
+      `${origin}/api/chat`,
+      { 'content-type': 'application/json' },
+      JSON.stringify({
         id: `soak-${++n}`,
         trigger: 'submit-message',
         database: 'main',
@@ -349,9 +449,8 @@ async function soak({ url, origin, server, admin, dbName, durationMs, intervalMs
           { id: `m${n}`, role: 'user', parts: [{ type: 'text', text: 'How many items?' }] },
         ],
       }),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const text = await res.text();
+    );
+    const text = res.text;
     if (res.status !== 200) return `chat: HTTP ${res.status} ${text.slice(0, 200)}`;
     if (/"type":"error"/.test(text) || !/"type":"finish"/.test(text))
       return `chat: ${text.slice(-300)}`;
@@ -418,7 +517,7 @@ async function soak({ url, origin, server, admin, dbName, durationMs, intervalMs
     `soak: ${durationMs / 1000} s at C=${concurrency}, reported every ${intervalMs / 1000} s; server pid ${pid}`,
   );
   console.log(
-    '   t(s)  requests  errors  p50 ms  p99 ms   rss MiB  heap MiB   fds  pg conns  (p50/p99 ms by kind)',
+    '   t(s)  requests  errors  p50 ms  p99 ms   rss MiB  heap MiB  ext MiB   fds  pg conns  (p50/p99 ms by kind)',
   );
   const workers = sessions.map((session, i) => worker(i, session));
   while (Date.now() < endAt) {
@@ -438,7 +537,9 @@ async function soak({ url, origin, server, admin, dbName, durationMs, intervalMs
       ),
       rss: rssOf(pid),
       heap: memory?.heapUsed ?? NaN,
+      external: memory?.external ?? NaN,
       fds: fdsOf(pid),
+      fdKinds: fdKinds(pid, ports),
       pg: await pgConnections(),
     };
     intervals.push(sample);
@@ -454,9 +555,12 @@ async function soak({ url, origin, server, admin, dbName, durationMs, intervalMs
         percentile(sample.all, 99).toFixed(1).padStart(7),
         (sample.rss / MiB).toFixed(1).padStart(9),
         (sample.heap / MiB).toFixed(1).padStart(9),
+        (sample.external / MiB).toFixed(1).padStart(8),
         String(sample.fds).padStart(5),
         String(sample.pg).padStart(9),
-        ` (${kinds})`,
+        ` (${kinds}; fds ${Object.entries(sample.fdKinds)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(' ')})`,
       ].join(' '),
     );
   }
@@ -499,7 +603,8 @@ function verdict(intervals, errorsSeen) {
   }
   if (last.fds - base.fds > THRESHOLDS.fds) {
     flags.push(
-      `open file descriptors grew from ${base.fds} to ${last.fds} (allowed +${THRESHOLDS.fds})`,
+      `open file descriptors grew from ${base.fds} to ${last.fds} (allowed +${THRESHOLDS.fds}): ` +
+        `${JSON.stringify(base.fdKinds)} → ${JSON.stringify(last.fdKinds)}`,
     );
   }
   const pgBase = Math.max(...intervals.slice(0, 2).map((s) => s.pg));
