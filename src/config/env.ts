@@ -67,6 +67,8 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'metrics.enabled', env: 'PGMCP_METRICS_ENABLED', kind: 'bool' },
   { key: 'metrics.listen', env: 'PGMCP_METRICS_LISTEN', kind: 'string' },
   { key: 'metrics.allowAnonymous', env: 'PGMCP_METRICS_ALLOW_ANONYMOUS', kind: 'bool' },
+  { key: 'http.requestTimeoutMs', env: 'PGMCP_HTTP_REQUEST_TIMEOUT_MS', kind: 'int' },
+  { key: 'http.maxConnections', env: 'PGMCP_HTTP_MAX_CONNECTIONS', kind: 'int' },
   { key: 'database.allowWrites', env: 'PGMCP_ALLOW_WRITES', kind: 'bool' },
   { key: 'database.statementTimeoutMs', env: 'PGMCP_STATEMENT_TIMEOUT_MS', kind: 'int' },
   { key: 'database.maxRows', env: 'PGMCP_MAX_ROWS', kind: 'int' },

@@ -56,6 +56,8 @@ describe('loadConfig defaults', () => {
         eventStoreSize: 1000,
         keepAliveMs: 15000,
         drainMs: 0,
+        requestTimeoutMs: 30000,
+        maxConnections: 1024,
         tls: { cert: null, key: null },
         cors: { origins: [] },
       },
@@ -342,7 +344,7 @@ describe('file errors', () => {
     expect(error.details).toEqual({ key: 'http', source: path });
     expect(error.message).toBe(
       `http: unknown keys "prot", "hots" (valid keys: host, port, path, allowedOrigins, allowedHosts, ` +
-        `bodyLimitBytes, sessionIdleTimeoutMs, eventStoreSize, keepAliveMs, drainMs, tls, cors) (from ${path})`,
+        `bodyLimitBytes, sessionIdleTimeoutMs, eventStoreSize, keepAliveMs, drainMs, requestTimeoutMs, maxConnections, tls, cors) (from ${path})`,
     );
   });
 

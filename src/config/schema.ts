@@ -64,6 +64,8 @@ const httpSchema = section({
   keepAliveMs: intIn(0).default(15_000),
   /** After SIGTERM, how long /ready answers 503 while requests are still served, before closing. */
   drainMs: intIn(0).default(0),
+  requestTimeoutMs: intIn(1).default(30_000),
+  maxConnections: intIn(1).default(1024),
   // --- edge: TLS and CORS ---
   /** Serve HTTPS with this PEM certificate (chain) and private key; both or neither. */
   tls: section({

@@ -2,7 +2,7 @@
 // its own under mcp/; every message goes through the transport seam (mcp/inbound.ts deliver()).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { HTTP_REFUSALS } from '../core/error-table.js';
+import { clientError, HTTP_REFUSALS } from '../core/error-table.js';
 import type { Dispatcher } from '../mcp/dispatcher.js';
 import { deliver } from '../mcp/inbound.js';
 import { acceptanceOf, notAcceptable } from './mcp/accept.js';
@@ -84,6 +84,11 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     app.post(path, wrap(post));
     app.get(path, wrap(get));
     app.delete(path, wrap(del));
+    // Any other method is the endpoint's own refusal (405, JSON-RPC), not the framework's 404
+    // in its own shape. OPTIONS only where CORS has no catch-all preflight route: a route of
+    // ours would take the preflights from it.
+    const others = app.hasRoute({ method: 'OPTIONS', url: '*' }) ? [] : ['OPTIONS' as const];
+    app.route({ method: ['PUT', 'PATCH', ...others], url: path, handler: wrongMethod });
   }
 
   function failed(req: FastifyRequest, reply: FastifyReply, error: unknown): void {
@@ -94,6 +99,12 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       reply.raw.end();
     }
   }
+}
+
+async function wrongMethod(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  reply.header('allow', 'GET, POST, DELETE');
+  const message = `Method ${req.method} is not allowed here: use POST (GET and DELETE in a session).`;
+  return refuse(req, reply, clientError(405), message);
 }
 
 /** 2026-07-28 has no GET stream and no session to delete. */

@@ -36,6 +36,10 @@ export interface HttpOptions {
   sessionIdleTimeoutMs: number;
   eventStoreSize: number;
   keepAliveMs: number;
+  /** How long a client has to send a whole request, headers and body (default 30000). */
+  requestTimeoutMs?: number;
+  /** Open connections at most; past it a new one is closed at once (default 1024). */
+  maxConnections?: number;
 }
 
 export interface HealthReport {
@@ -86,14 +90,18 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
   const { options, dispatcher, logger } = deps;
   const edge = deps.edge ?? NO_EDGE;
   const metrics = deps.metrics ?? NO_METRICS;
+  const limits = connectionLimits(options);
+  const tls = httpsOptions(edge.tls); // edge: HTTPS when --tls-cert/--tls-key are given
   const app = Fastify({
-    ...httpsOptions(edge.tls), // edge: HTTPS when --tls-cert/--tls-key are given
+    ...('https' in tls ? { https: { ...tls.https, ...limits } } : { http: limits }),
+    requestTimeout: limits.requestTimeout,
     logger: false,
     bodyLimit: options.bodyLimitBytes,
     forceCloseConnections: true,
     return503OnClosing: true,
     genReqId: requestIdGenerator(createTrustedPeers(deps.auth?.trustedProxies ?? [])),
   });
+  app.server.maxConnections = options.maxConnections ?? 1024;
   // First, so it applies to every route and plugin below.
   registerHeaderGuard(app);
   registerTracing(app);
@@ -244,5 +252,23 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
       await app.close();
       await sessionsClosed;
     },
+  };
+}
+
+/**
+ * Slow clients are bounded: a request's headers and body must arrive within requestTimeoutMs
+ * (Node answers 408 and closes the connection), checked often enough for the bound to hold
+ * (Node checks every 30 s by default). Fastify alone would turn the request timeout off.
+ */
+function connectionLimits(options: HttpOptions): {
+  requestTimeout: number;
+  headersTimeout: number;
+  connectionsCheckingInterval: number;
+} {
+  const timeout = options.requestTimeoutMs ?? 30_000;
+  return {
+    requestTimeout: timeout,
+    headersTimeout: timeout,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(timeout / 4))),
   };
 }

@@ -72,9 +72,12 @@ export function loadTlsMaterial(files: TlsFiles): TlsMaterial | null {
 }
 
 /**
- * Fastify options for HTTPS. Typed as an empty object on purpose: the request and reply API
- * is the same over TLS, and the rest of the code keeps one FastifyInstance type.
+ * Fastify options for HTTPS: none without TLS material, else the `https` object that the HTTP
+ * server's own options (its timeouts) are added to. The request and reply API is the same over
+ * TLS, and the rest of the code keeps one FastifyInstance type.
  */
-export function httpsOptions(material: TlsMaterial | null): Record<never, never> {
+export function httpsOptions(
+  material: TlsMaterial | null,
+): Record<never, never> | { https: { cert: Buffer; key: Buffer } } {
   return material === null ? {} : { https: { cert: material.cert, key: material.key } };
 }

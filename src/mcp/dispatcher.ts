@@ -244,7 +244,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     note: RequestScope['note'],
   ): Promise<Outcome> => {
     const params = request.params ?? {};
-    const def = table[request.method];
+    // Own names only: a method called `constructor` or `__proto__` is not a member of the table.
+    const def = Object.hasOwn(table, request.method) ? table[request.method] : undefined;
     if (!def || !def.eras.includes(era)) {
       throw new RpcError(RpcCodes.METHOD_NOT_FOUND, `Method not found: ${request.method}`);
     }

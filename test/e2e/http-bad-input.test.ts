@@ -449,6 +449,22 @@ describe.skipIf(!pg)('HTTP: bad input gets its proper error, and the server keep
     await stillServing();
   });
 
+  it('another HTTP method (PUT, PATCH, OPTIONS) → 405 with Allow and a JSON-RPC error', async () => {
+    for (const path of [url, `${url}/v1`]) {
+      for (const method of ['PUT', 'PATCH', 'OPTIONS']) {
+        const res = await rawHttp(path, {
+          method,
+          headers: { ...POST_HEADERS, ...session },
+          body: { jsonrpc: '2.0', id: 1, method: 'ping' },
+        });
+        expect(res.status, `${method} ${path}`).toBe(405);
+        expect(res.headers['allow']).toBe('GET, POST, DELETE');
+        expect(res.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+      }
+    }
+    await stillServing();
+  });
+
   it('notifications are accepted with 202 and an empty body', async () => {
     const legacy = await postRpc(
       url,

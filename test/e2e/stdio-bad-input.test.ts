@@ -58,6 +58,17 @@ describe('stdio: bad input gets an error and the server keeps serving', () => {
     await stillServing('after-unknown');
   });
 
+  it('a method named like a member of every object (__proto__, constructor) is unknown: -32601, not a bug', async () => {
+    for (const method of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      const answer = await peer.request(`proto-${method}`, method);
+      expect(answer, method).toMatchObject({ error: { code: -32601 } });
+      const modern = await peer.request(`proto-m-${method}`, method, { _meta: modernMeta() });
+      expect(modern, method).toMatchObject({ error: { code: -32601 } });
+    }
+    expect(peer.stderr()).not.toContain('request failed');
+    await stillServing('after-proto');
+  });
+
   it('a batch is refused on a 2025-11-25 connection', async () => {
     peer.send([
       { jsonrpc: '2.0', id: 'b1', method: 'ping' },
