@@ -116,6 +116,7 @@ export async function openHttpService(
       : {}),
     health: () => app.health(),
     readiness: appReadiness(app.db, auth.db, observability.phase),
+    draining: () => observability.phase() === 'draining',
     metrics,
     // On the main port only when it has no address of its own (metrics.listen).
     ...(prom && config.metrics.listen === null

@@ -1,9 +1,10 @@
 // SIGHUP: the configuration is read again (file, environment, flags, and the files it names).
-// What can change while serving changes: the log level, and the TLS certificate and key, read
-// again from their files even when the paths are the same (a renewed certificate). Any other
-// difference, a database password file's new content included, would need the server to be
-// started again: the reload is refused whole, with a log line naming the keys, and the running
-// configuration stays. Sessions, streams and calls in flight are not touched either way.
+// What can change while serving changes: the log level; the TLS certificate and key, read
+// again from their files even when the paths are the same (a renewed certificate); and a
+// database's password read from its passwordFile (a rotated credential: new connections log in
+// with it, open ones stay). Any other difference would need the server to be started again:
+// the reload is refused whole, with a log line naming the keys, and the running configuration
+// stays. Sessions, streams and calls in flight are not touched either way.
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { resolveDatabases } from '../config/index.js';
@@ -19,6 +20,14 @@ export interface ReloadDeps {
   logger: Logger;
   /** Serves new TLS connections with this certificate; absent: plain HTTP or stdio. */
   setTls?: (material: TlsMaterial) => void;
+  /** New connections to this configured database log in with this password; false: cannot. */
+  setPassword?: (database: string, password: string) => boolean;
+  /**
+   * Each configured database's URL as the server connects now (with the password its file
+   * held when read): a password file is read when the configuration is resolved, so the
+   * running URLs are kept here. Updated when a rotated password is taken.
+   */
+  urls: Map<string, string | null>;
 }
 
 /** The dotted paths of the leaves that differ between two configurations. */
@@ -32,15 +41,52 @@ export function changedKeys(a: unknown, b: unknown, path = ''): string[] {
   return JSON.stringify(a) === JSON.stringify(b) ? [] : [path];
 }
 
-/** The databases whose connection (a password file's content, say) would change. */
-function changedConnections(a: Config, b: Config): string[] {
+/** A URL without its password, to tell a rotated password from another connection. */
+function withoutPassword(url: string | null): { rest: string | null; password: string } {
+  if (url === null) return { rest: null, password: '' };
   try {
-    const before = new Map(resolveDatabases(a).map((d) => [d.name, d.url]));
-    return resolveDatabases(b)
-      .filter((d) => before.get(d.name) !== d.url)
-      .map((d) => `databases.${d.name} (its connection or credentials)`);
+    const u = new URL(url);
+    const password = decodeURIComponent(u.password);
+    u.password = '';
+    return { rest: u.toString(), password };
+  } catch {
+    return { rest: url, password: '' };
+  }
+}
+
+/**
+ * The databases whose connection would change: those where only the password differs (its
+ * passwordFile rewritten) can take it live; any other change cannot.
+ */
+function changedConnections(
+  before: Map<string, string | null>,
+  b: Config,
+): {
+  refused: string[];
+  rotated: Array<{ name: string; password: string; url: string | null }>;
+} {
+  try {
+    const refused: string[] = [];
+    const rotated: Array<{ name: string; password: string; url: string | null }> = [];
+    for (const d of resolveDatabases(b)) {
+      const was = before.get(d.name) ?? null;
+      if (was === d.url) continue;
+      const old = withoutPassword(was);
+      const now = withoutPassword(d.url);
+      if (
+        old.rest !== null &&
+        old.rest === now.rest &&
+        old.password !== '' &&
+        now.password !== ''
+      ) {
+        rotated.push({ name: d.name, password: now.password, url: d.url });
+      } else {
+        refused.push(`databases.${d.name} (its connection or credentials)`);
+      }
+    }
+    return { refused, rotated };
   } catch (error) {
-    return [`databases (${(error as Error).message})`];
+    return { refused: [`databases (${(error as Error).message})`], rotated: [] };
   }
 }
 
@@ -58,10 +104,14 @@ export async function reloadConfig(deps: ReloadDeps): Promise<Config> {
     return current;
   }
   const changed = changedKeys(current, next);
-  const refused = [
-    ...changed.filter((key) => !LIVE.has(key)),
-    ...changedConnections(current, next),
-  ];
+  const connections = changedConnections(deps.urls, next);
+  if (connections.rotated.length > 0 && !deps.setPassword) {
+    connections.refused.push(
+      ...connections.rotated.map((r) => `databases.${r.name} (its password)`),
+    );
+    connections.rotated = [];
+  }
+  const refused = [...changed.filter((key) => !LIVE.has(key)), ...connections.refused];
   if (refused.length > 0) {
     logger.warn(
       { keys: refused },
@@ -81,7 +131,13 @@ export async function reloadConfig(deps: ReloadDeps): Promise<Config> {
       return current;
     }
   }
+  const rotated: string[] = [];
+  for (const { name, password, url } of connections.rotated) {
+    if (!deps.setPassword!(name, password)) continue;
+    deps.urls.set(name, url);
+    rotated.push(name);
+  }
   logger.level = next.log.level;
-  logger.info({ changed }, 'SIGHUP: configuration reloaded');
+  logger.info({ changed, passwordsRotated: rotated }, 'SIGHUP: configuration reloaded');
   return next;
 }

@@ -7,7 +7,7 @@ import { listenProblem, probeListen } from '../http/listen-probe.js';
 import { isLoopbackAddress } from '../http/origin.js';
 import { startStdioServer, type StdioServer } from '../mcp/stdio.js';
 import type { Authenticator } from '../auth/index.js';
-import { configError } from '../config/index.js';
+import { configError, resolveDatabases } from '../config/index.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/database.js';
 import type { Dispatcher } from '../mcp/dispatcher.js';
@@ -138,12 +138,27 @@ export async function serve(
   // SIGHUP reloads what may change live (cli/reload.ts); until the server runs it is ignored.
   let setTls: ((material: { cert: Buffer; key: Buffer }) => void) | undefined;
   let inForce = config;
+  // The URLs the databases were opened with (their password files as read then).
+  const databaseUrls = new Map<string, string | null>();
+  try {
+    for (const d of resolveDatabases(config)) databaseUrls.set(d.name, d.url);
+  } catch {
+    // opening the app resolved them already; a reload then compares with nothing and refuses
+  }
   let reloading = Promise.resolve();
   process.on('SIGHUP', () => {
     if (!reread || stopping) return;
     reloading = reloading.then(async () => {
       const { reloadConfig } = await import('./reload.js');
-      inForce = await reloadConfig({ current: inForce, read: reread, logger, setTls });
+      inForce = await reloadConfig({
+        current: inForce,
+        read: reread,
+        logger,
+        setTls,
+        setPassword: (name, password) =>
+          app.databases.find((d) => d.name === name)?.db.setPassword(password) ?? false,
+        urls: databaseUrls,
+      });
     });
   });
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));

@@ -20,7 +20,6 @@ import {
 } from './interrupt.js';
 import {
   connectionLostError,
-  isConnectionLost,
   createHostPool,
   lostConnection,
   singleTarget,
@@ -29,6 +28,7 @@ import {
 } from './host-pool.js';
 import { PG_TYPES } from './pg-types.js';
 import { callSettings, closing, opening } from './call-blocks.js';
+import { livePassword, type LivePassword } from './live-password.js';
 import { databaseNameOf } from './names.js';
 import { poolStatsOf, type PoolStats } from './pool-stats.js';
 import { tracedClient } from './traced.js';
@@ -38,9 +38,7 @@ import {
   type PipelineResult,
   type PipelineStep,
 } from './pipeline.js';
-
 export type { DatabaseOptions } from './database-options.js';
-
 export interface TransactionOptions {
   readOnly: boolean;
   timeoutMs: number;
@@ -90,6 +88,8 @@ export interface Database {
   /** A new connection outside the pool (LISTEN needs its own); the caller ends it. */
   openClient(extra?: pg.ClientConfig): pg.Client;
   health(): Promise<{ ok: boolean; database: string }>;
+  /** New connections log in with this password (a rotated one); false: the URL had none. */
+  setPassword(password: string): boolean;
   /** The pool's connections now: its size, open, idle and callers waiting (for metrics). */
   poolStats(): PoolStats;
   close(): Promise<void>;
@@ -100,6 +100,7 @@ export { RESERVED_ROLE_WORDS } from './call-role.js';
 export async function createDatabase(options: DatabaseOptions, logger: Logger): Promise<Database> {
   let embedded: EmbeddedDatabase | null = null;
   let targets: HostTargets;
+  let credentials: LivePassword | null = null;
   let name: string;
   if (options.url === null) {
     // Loaded only here: a server on PostgreSQL never needs the embedded database's code.
@@ -114,6 +115,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
   } else {
     // One host or several (libpq's multi-host URL): the host pool picks the one to use.
     targets = targetsOfUrl(options.url);
+    credentials = livePassword(targets);
     name = options.name ?? databaseNameOf(options.url);
   }
   // PGlite has one backend session: more than one connection would share its state.
@@ -248,7 +250,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       if (!timedOut && !cancelled && (lostConnection(error) || demoted)) {
         pool.lost(client, demoted ? 'the server is read-only (demoted)' : 'connection lost');
         const lost = connectionLostError(error, demoted);
-        arrival?.mark(lost);
+        arrival?.mark(lost, tx.readOnly);
         throw lost;
       }
       if (cancelled && embedded) {
@@ -264,7 +266,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         cancelled,
         readOnly: tx.readOnly,
       });
-      arrival?.mark(failure);
+      arrival?.mark(failure, tx.readOnly);
       throw failure;
     } finally {
       clearTimeout(guard);
@@ -281,19 +283,9 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     }
   };
 
-  /**
-   * Retries. A read-only block whose connection broke wrote nothing and answered nothing yet:
-   * it runs once more on a fresh connection (after a failover, on the new server). Around that,
-   * runRetrying (interrupt.ts) runs a read-only call again after a serialization failure or a
-   * deadlock, and any call whose pooled connection the server had closed while idle.
-   */
+  /** A call runs once more when that is safe (runRetrying, interrupt.ts), never more. */
   const guarded: typeof guardedOnce = (tx, body) =>
-    runRetrying(tx, logger, () =>
-      guardedOnce(tx, body).catch((error: unknown) => {
-        if (!tx.readOnly || tx.signal?.aborted || !isConnectionLost(error)) throw error;
-        return guardedOnce(tx, body);
-      }),
-    );
+    runRetrying(tx, logger, () => guardedOnce(tx, body));
 
   const withTransaction = <T>(
     tx: TransactionOptions,
@@ -382,14 +374,12 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     runStatement,
     openClient: (extra = {}) =>
       pool.newClient({ types: PG_TYPES, connectionTimeoutMillis: connectTimeoutMs, ...extra }),
-    async health() {
-      try {
-        await pool.query({ text: 'SELECT 1' });
-        return { ok: true, database: 'up' };
-      } catch {
-        return { ok: false, database: 'unreachable' };
-      }
-    },
+    health: () =>
+      pool.query({ text: 'SELECT 1' }).then(
+        () => ({ ok: true, database: 'up' }),
+        () => ({ ok: false, database: 'unreachable' }),
+      ),
+    setPassword: (password) => (credentials ? (credentials.set(password), true) : false),
     poolStats: () => poolStatsOf(pool.pools(), poolMax),
     async close() {
       await pool.end().catch(() => undefined);

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import { fromPgError } from './errors.js';
+import { isConnectionLost } from './host-pool.js';
 import { isRetryableConflict } from './server-states.js';
 
 /** How long a statement may go on after its cancel was sent before its socket is dropped. */
@@ -51,13 +52,15 @@ const deadOnArrival = new WeakSet<object>();
 /**
  * Watches what the server says on a checked-out connection. A connection the server ended
  * while it sat idle in the pool (a restart, pg_terminate_backend) answers the call's first
- * message with its FATAL, or with nothing: nothing of the call ran, so it may run again on
- * another connection. `stop()` ends the watch; `mark(failure)` records a lost connection's
- * failure as such.
+ * message with its FATAL: nothing of the call ran, so it may run again on another connection.
+ * A connection that answered nothing at all is not that sure: the server may have run the
+ * whole block (BEGIN … COMMIT go in one write) and died before its replies came back, so only
+ * a read-only call runs again then. `stop()` ends the watch; `mark(failure, readOnly)` records
+ * a lost connection's failure as such.
  */
 export function watchArrival(client: pg.PoolClient): {
   stop(): void;
-  mark(failure: AppError): void;
+  mark(failure: AppError, readOnly: boolean): void;
 } {
   const connection = (client as unknown as { connection?: NodeJS.EventEmitter }).connection;
   let first: string | undefined;
@@ -67,9 +70,9 @@ export function watchArrival(client: pg.PoolClient): {
   connection?.on('message', onMessage);
   return {
     stop: () => connection?.off('message', onMessage),
-    mark(failure) {
+    mark(failure, readOnly) {
       const lost = failure.code === ErrorCodes.DB_UNAVAILABLE;
-      if (connection && lost && (first === undefined || first === 'error')) {
+      if (connection && lost && (first === 'error' || (first === undefined && readOnly))) {
         deadOnArrival.add(failure);
       }
     },
@@ -77,9 +80,11 @@ export function watchArrival(client: pg.PoolClient): {
 }
 
 /**
- * Runs a call, and once more when that is safe: its pooled connection was dead before it was
- * used (any call: nothing of it ran), or, for a read-only call, a serialization failure or a
- * deadlock stopped it (it wrote nothing, and the other transaction has usually finished).
+ * Runs a call, and once more (never more) when that is safe: its pooled connection was dead
+ * before it was used (nothing of it ran), or, for a read-only call, its connection was lost
+ * before any result (after a failover, the next connection reaches the new server), or a
+ * serialization failure or a deadlock stopped it (it wrote nothing, and the other transaction
+ * has usually finished).
  */
 export async function runRetrying<T>(
   tx: { readOnly: boolean; signal?: AbortSignal },
@@ -94,6 +99,7 @@ export async function runRetrying<T>(
       logger.info('a pooled connection had been closed by the server; running the call on another');
       return await run();
     }
+    if (tx.readOnly && isConnectionLost(error)) return await run();
     const sqlstate = error instanceof AppError ? error.details?.['sqlstate'] : undefined;
     if (!tx.readOnly || !isRetryableConflict(sqlstate)) throw error;
     logger.info({ sqlstate }, 'a read-only call met a concurrent transaction; running it again');

@@ -36,7 +36,10 @@ export function registerDrain(
   };
 
   app.addHook('onRequest', async (req, reply) => {
-    if (req.routeOptions.url === '/health') return undefined;
+    // The probes answer to the end: /live that the process still answers (an orchestrator must
+    // not kill a draining server), /health and /ready that it is draining.
+    const url = req.routeOptions.url;
+    if (url === '/health' || url === '/live' || url === '/ready') return undefined;
     if (draining) {
       reply.header('retry-after', String(DRAIN_RETRY_AFTER_S));
       reply.header('connection', 'close');

@@ -70,6 +70,8 @@ export interface HttpServerDeps {
   metricsRoute?: { exposition: MetricsExposition; allowAnonymous: boolean };
   /** What /ready checks besides Redis (absent: ready whenever the server answers). */
   readiness?(): Promise<Readiness>;
+  /** Told to stop and draining (http.drainMs), before new requests are refused: /health says so. */
+  draining?(): boolean;
   /** Legacy MCP sessions shared with the other instances (sessions.ts); absent: this process's. */
   sessionSharing?: SessionStoreOptions['sharing'];
 }
@@ -212,9 +214,10 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     const report = await deps
       .health()
       .catch((): HealthReport => ({ ok: false, database: 'unreachable' }));
-    const ok = report.ok && !drain.draining;
+    const draining = drain.draining || deps.draining?.() === true;
+    const ok = report.ok && !draining;
     return sendJson(reply, ok ? 200 : 503, {
-      status: drain.draining ? 'draining' : report.ok ? 'ok' : 'unavailable',
+      status: draining ? 'draining' : report.ok ? 'ok' : 'unavailable',
       server: dispatcher.serverInfo.name,
       version: dispatcher.serverInfo.version,
       database: report.database,

@@ -20,7 +20,9 @@ export function countedModel(
   metrics: Metrics,
 ): LanguageModel {
   if (metrics === NO_METRICS) return model;
-  if (typeof model !== 'object' || model.specificationVersion !== 'v3') return model;
+  // Models of the specification versions the wrapper takes (the AI SDK's providers of each
+  // major make one or the other; it lifts a v3 model to v4).
+  if (typeof model !== 'object' || !['v3', 'v4'].includes(model.specificationVersion)) return model;
   const report = (started: number, outcome: 'ok' | 'error', usage?: Usage): void =>
     metrics.llmRequest({
       ...labels,
@@ -30,7 +32,7 @@ export function countedModel(
       outputTokens: usage?.outputTokens.total ?? 0,
     });
   const middleware: LanguageModelMiddleware = {
-    specificationVersion: 'v3',
+    specificationVersion: 'v4',
     async wrapGenerate({ doGenerate }) {
       const started = performance.now();
       try {

@@ -103,7 +103,8 @@ export function toolMethods(
               record: {
                 sink: (record: ExchangeRecord) => {
                   note.recorded = true;
-                  options.onToolCall!(record);
+                  // The era, as the dispatcher's records carry it (the metrics count by it).
+                  options.onToolCall!({ ...record, era: scope.era });
                 },
                 database: () => note.database,
               },
