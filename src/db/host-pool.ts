@@ -13,6 +13,7 @@ import {
 } from '../config/multi-host.js';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import { driverUrl } from './driver-url.js';
+import { serverStateAnswer } from './server-states.js';
 import { connectFailure, connectionReason, isConnectionError, isPgError } from './errors.js';
 
 export interface HostTarget {
@@ -360,12 +361,6 @@ class ChosenHostClient extends pg.Client {
 
 const LOST = new WeakSet<AppError>();
 
-const LOST_REASONS: Readonly<Record<string, string>> = {
-  '57P01': 'the server ended the session (shut down, or ended by an administrator)',
-  '57P02': 'the server crashed',
-  '57P03': 'the server is not accepting connections',
-};
-
 /**
  * What a call hears when its connection was lost under it, or its server turned out to be
  * demoted: "unavailable, try again", with the reason in plain words (not the server's text).
@@ -374,15 +369,21 @@ export function connectionLostError(error: unknown, demoted = false): AppError {
   const code = (error as { code?: unknown }).code;
   // A socket error's code (EPIPE) looks like a SQLSTATE: the server's own errors are the rest.
   const fromServer = isPgError(error) && !isConnectionError(error);
+  // The server said why (shutting down, crashed, starting): its state in pgmcp's words.
+  const state = fromServer && !demoted ? serverStateAnswer(String(code)) : null;
   const reason = demoted
     ? 'the server no longer accepts writes (it was demoted)'
-    : fromServer
-      ? (LOST_REASONS[code as string] ?? 'the connection failed')
-      : connectionReason(error);
+    : (state?.reason ?? (fromServer ? 'the connection failed' : connectionReason(error)));
   const lostError = new AppError(
     ErrorCodes.DB_UNAVAILABLE,
-    `The database is unavailable: the connection to it was lost (${reason}). Try again shortly.`,
-    { category: 'unavailable', details: { reason }, cause: error },
+    state
+      ? state.message
+      : `The database is unavailable: the connection to it was lost (${reason}). Try again shortly.`,
+    {
+      category: 'unavailable',
+      details: fromServer ? { reason, sqlstate: code } : { reason },
+      cause: error,
+    },
   );
   // Only a connection that broke (socket closed or reset, server crashed) may be tried again: a
   // session the server ended on purpose (pg_terminate_backend, a shutdown: 57P01) is not, since

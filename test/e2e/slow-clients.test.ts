@@ -163,7 +163,7 @@ describe.skipIf(!pg)('slow and idle clients are bounded', () => {
     await ping();
   });
 
-  it('10,000 idle sessions stay bounded in memory; past the cap the oldest goes', async () => {
+  it('10,000 idle sessions stay bounded in memory; past the cap the oldest leaves memory, not the store', async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 16 });
     const initialize = (): Promise<string> =>
       new Promise((resolve, reject) => {
@@ -225,10 +225,10 @@ describe.skipIf(!pg)('slow and idle clients are bounded', () => {
           'mcp-protocol-version': '2025-11-25',
         })
       ).status;
-    // Session 10,001: the one idle longest goes, and only it.
+    // Session 10,001: the one idle longest leaves this instance's memory. Sessions live in the
+    // state database this server shares, so it is not ended: its next request loads it again.
     await initialize();
-    expect(await status(ids[0]!)).toBe(404);
-    for (const at of [1, 2, 5_000, 9_999]) expect(await status(ids[at]!)).toBe(200);
+    for (const at of [0, 1, 2, 5_000, 9_999]) expect(await status(ids[at]!)).toBe(200);
   }, 180_000);
 });
 
