@@ -16,6 +16,7 @@ import type { App } from './app.js';
 import { auditToolCalls } from './audit-tool-calls.js';
 import { openClusterBus, type ClusterBus } from '../state/cluster-bus.js';
 import { createSessionShare, type SessionShare } from '../state/mcp-session-share.js';
+import { createUsedNonceStore } from '../state/used-nonce-store.js';
 import { llmDeps } from './llm.js';
 import type { PromMetrics } from './metrics.js';
 import { appReadiness, type Phase } from './readiness.js';
@@ -85,6 +86,8 @@ export async function openHttpService(
     );
   }
   const sessionSharing = await openSessionSharing(config, auth, logger);
+  // Where sessions are shared, so is the record of redeemed write-confirmation nonces.
+  if (sessionSharing) app.nonces.shared = createUsedNonceStore(auth.db);
   const http = createHttpServer({
     options: { ...config.http },
     dispatcher: app.dispatcher,
