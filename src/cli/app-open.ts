@@ -8,6 +8,7 @@ import type { Config, ResolvedDatabase } from '../config/index.js';
 import { ErrorCodes, isAppError } from '../core/errors.js';
 import { NO_METRICS, type Metrics } from '../core/metrics.js';
 import type { Signer } from '../core/signed.js';
+import { createNonceLedger, type NonceLedger } from '../core/used-nonces.js';
 import { registerDatabaseRouting } from '../tools/database-routing.js';
 import {
   createDatabaseDirectory,
@@ -70,6 +71,7 @@ export async function openDatabases(
   registry: Registry,
   signer: Signer,
   metrics: Metrics = NO_METRICS,
+  nonces: NonceLedger = createNonceLedger(),
 ): Promise<OpenedDatabases> {
   const several = resolved.length > 1;
   const opened: { entry: ResolvedDatabase; db: Database }[] = [];
@@ -157,7 +159,7 @@ export async function openDatabases(
       entry,
       target,
       config,
-      signer,
+      { signer, nonces },
       several ? {} : toolRoles,
       toolEnabled,
       disabledTools,
@@ -321,7 +323,7 @@ function registerBuiltinsFor(
   entry: ResolvedDatabase,
   db: Database,
   config: Config,
-  signer: Signer,
+  { signer, nonces }: { signer: Signer; nonces: NonceLedger },
   toolRoles: Record<string, readonly string[]>,
   toolEnabled: Record<string, boolean>,
   /** Filled with the built-ins tools.<name>.enabled left out. */
@@ -351,7 +353,12 @@ function registerBuiltinsFor(
     allowWrites: entry.allowWrites,
     deniedFunctions: [...DEFAULT_DENIED_FUNCTIONS, ...entry.deniedFunctions],
     showQueryText: entry.showQueryText,
-    queryDatabase: { maxPlanCost: entry.maxPlanCost, maxPlanRows: entry.maxPlanRows, signer },
+    queryDatabase: {
+      maxPlanCost: entry.maxPlanCost,
+      maxPlanRows: entry.maxPlanRows,
+      signer,
+      nonces,
+    },
     toolRoles,
     toolEnabled,
     embeddings,

@@ -10,6 +10,7 @@ import { databaseNameOf } from '../db/names.js';
 import { createDispatcher, type Dispatcher } from '../mcp/dispatcher.js';
 import type { Metrics } from '../core/metrics.js';
 import { createSigner } from '../core/signed.js';
+import { createNonceLedger, type NonceLedger } from '../core/used-nonces.js';
 import type { ExchangeLog, ExchangeRecord } from '../tools/handlers/index.js';
 import { createRegistry, type Registry } from '../tools/registry.js';
 import { VERSION } from './version.js';
@@ -28,6 +29,11 @@ export interface App {
   /** A configured database's cached catalog (the web client's schema browser reads it). */
   catalogOf(database: string): Catalog | undefined;
   dispatcher: Dispatcher;
+  /**
+   * Where redeemed write-confirmation nonces are recorded: this process until the HTTP side
+   * sets a shared record (a state database the instances share).
+   */
+  nonces: NonceLedger;
   /** Aborted when the app shuts down (ends long-lived streams gracefully). */
   shutdown: AbortController;
   /** Aborted when shutdown waits no longer for calls in flight: cancels them. */
@@ -81,6 +87,7 @@ export async function createApp(
   const several = resolved.length > 1;
   const registry = createRegistry();
   const signer = createSigner(config.server.stateSecret);
+  const nonces = createNonceLedger();
   const shutdown = new AbortController();
   const stopCalls = new AbortController();
   const exchangeListeners = new Set<(record: ExchangeRecord) => void>();
@@ -126,6 +133,7 @@ export async function createApp(
     registry,
     signer,
     start.metrics,
+    nonces,
   );
   exchangeLog = rest.exchangeLog;
   const db = main.db;
@@ -142,6 +150,7 @@ export async function createApp(
     registry,
     catalogOf: (name) => catalogs.get(name),
     dispatcher,
+    nonces,
     shutdown,
     stopCalls,
     onExchange(listener) {

@@ -14,8 +14,8 @@ import { defaultWebRoot } from '../http/web-client.js';
 import { registerAuthenticateUser } from '../tools/builtin/index.js';
 import type { App } from './app.js';
 import { auditToolCalls } from './audit-tool-calls.js';
-import { openClusterBus, type ClusterBus } from '../state/cluster-bus.js';
-import { createSessionShare, type SessionShare } from '../state/mcp-session-share.js';
+import { openClusterSharing } from './cluster-sharing.js';
+import { createUsedNonceStore } from '../state/used-nonce-store.js';
 import { llmDeps } from './llm.js';
 import type { PromMetrics } from './metrics.js';
 import { appReadiness, type Phase } from './readiness.js';
@@ -84,7 +84,14 @@ export async function openHttpService(
       'auth.oauth.requireAuthorization is on but no authorization server is configured: only pgmcp tokens can call /mcp',
     );
   }
-  const sessionSharing = await openSessionSharing(config, auth, logger);
+  const sessionSharing = await openClusterSharing(config, auth, logger).catch(
+    async (error: unknown) => {
+      await auth.close();
+      throw error;
+    },
+  );
+  // Where sessions are shared, so is the record of redeemed write-confirmation nonces.
+  if (sessionSharing) app.nonces.shared = createUsedNonceStore(auth.db);
   const http = createHttpServer({
     options: { ...config.http },
     dispatcher: app.dispatcher,
@@ -137,25 +144,6 @@ export async function openHttpService(
       await auth.close();
     },
   };
-}
-
-/**
- * With a PostgreSQL state database, legacy MCP sessions live there and the instances sharing it
- * tell each other through LISTEN/NOTIFY; the embedded state serves one instance only.
- */
-async function openSessionSharing(
-  config: Config,
-  auth: Authenticator,
-  logger: Logger,
-): Promise<{ share: SessionShare; bus: ClusterBus } | null> {
-  if (config.state.url === null || auth.db.mode !== 'postgres') return null;
-  try {
-    const bus = await openClusterBus({ url: config.state.url, db: auth.db, logger });
-    return { share: createSessionShare(auth.db), bus };
-  } catch (error) {
-    await auth.close();
-    throw error;
-  }
 }
 
 /** Every tool call goes to the audit log with who made it, where, how long and how it ended. */

@@ -140,6 +140,7 @@ describe('loadConfig defaults', () => {
         redis: null,
         redisKeyPrefix: 'pgmcp:ratelimit:',
       },
+      cluster: { redis: null, redisKeyPrefix: 'pgmcp:cluster:' },
     });
   });
 

@@ -60,6 +60,18 @@ describe('redactConfig', () => {
     expect(config.rateLimit.redis).toBe('redis://:hunter2@cache.internal:6379/0');
   });
 
+  it('masks the password of the cluster Redis URL', () => {
+    const config = configSchema.parse({
+      cluster: { redis: 'redis://:hunter2@cache.internal:6379/1' },
+    });
+    const redacted = redactConfig(config) as typeof config;
+    expect(redacted.cluster).toEqual({
+      redis: 'redis://:****@cache.internal:6379/1',
+      redisKeyPrefix: 'pgmcp:cluster:',
+    });
+    expect(config.cluster.redis).toBe('redis://:hunter2@cache.internal:6379/1');
+  });
+
   it('keeps nulls as nulls', () => {
     const redacted = redactConfig(configSchema.parse({})) as {
       server: { stateSecret: unknown };

@@ -69,5 +69,9 @@ export function redactConfig(config: Config): unknown {
       routes: { ...config.rateLimit.routes },
       redis: config.rateLimit.redis === null ? null : redactUrl(config.rateLimit.redis),
     },
+    cluster: {
+      ...config.cluster,
+      redis: config.cluster.redis === null ? null : redactUrl(config.cluster.redis),
+    },
   };
 }

@@ -32,6 +32,7 @@ export const SECRET_KEYS: ReadonlySet<string> = new Set([
   // A `databases:` entry's URL may hold a password (path ['databases', n, 'url']).
   'databases.url',
   'rateLimit.redis',
+  'cluster.redis',
   // An OTLP endpoint's URL may carry a credential in its user part or query.
   'telemetry.otlpEndpoint',
 ]);
@@ -146,6 +147,14 @@ const rateLimitSchema = section({
   redisKeyPrefix: text().default('pgmcp:ratelimit:'),
 });
 
+// --- several instances: where shared sessions and the messages between instances go ---
+const clusterSchema = section({
+  /** Sessions and messages in Redis; null = in the state database (PostgreSQL state only). */
+  redis: redisUrl.default(null),
+  /** Prefix of the Redis keys and channel, so deployments sharing a Redis keep apart. */
+  redisKeyPrefix: text().default('pgmcp:cluster:'),
+});
+
 // --- operability: Prometheus metrics ---
 const listenAddress = zod
   .string({ error: 'expected HOST:PORT or null' })
@@ -206,6 +215,7 @@ export const SECTIONS = {
   log: logSchema,
   metrics: metricsSchema,
   rateLimit: rateLimitSchema,
+  cluster: clusterSchema,
   embeddings: embeddingsSchema,
   llm: llmSchema,
   registry: registrySchema,
@@ -231,6 +241,7 @@ export const configSchema = zod.strictObject(
     log: SECTIONS.log.prefault({}),
     metrics: SECTIONS.metrics.prefault({}),
     rateLimit: SECTIONS.rateLimit.prefault({}),
+    cluster: SECTIONS.cluster.prefault({}),
     embeddings: SECTIONS.embeddings.prefault({}),
     llm: SECTIONS.llm.prefault({}),
     registry: SECTIONS.registry.prefault({}),

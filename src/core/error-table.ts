@@ -170,6 +170,7 @@ const CODE_ANSWERS: { readonly [N in CodeName]: Override } = {
   OAUTH_REGISTRATION_REFUSED: oauth('invalid_client_metadata'),
   OAUTH_CLIENT_METADATA_UNAVAILABLE: oauth('invalid_client'),
   OAUTH_UNSUPPORTED: oauth('unsupported_grant_type'),
+  CLUSTER_REDIS_UNAVAILABLE: {},
   EMBEDDING_CONFIG: {},
   EMBEDDING_UNAVAILABLE: {},
   EMBEDDING_MODEL_UNKNOWN: {},

@@ -25,6 +25,11 @@ const RECORDED = [
     description:
       'legacy MCP sessions shared by every instance, their SSE events for resumption, and the bodies of large messages between instances',
   },
+  {
+    version: 6,
+    description:
+      'write-confirmation nonces already redeemed, so each is accepted once by all instances',
+  },
 ];
 
 describe('state migrations (sql/state)', () => {
@@ -43,7 +48,7 @@ describe('state migrations (sql/state)', () => {
     expect(MIGRATIONS.map(({ version, description }) => ({ version, description }))).toEqual(
       RECORDED,
     );
-    expect(LATEST_VERSION).toBe(5);
+    expect(LATEST_VERSION).toBe(6);
     // Shipped in the package (package.json `files` has sql/), read from there by the bundle too.
     const files = [
       '001_init.sql',
@@ -51,6 +56,7 @@ describe('state migrations (sql/state)', () => {
       '003_oauth.sql',
       '004_audit_request_id.sql',
       '005_mcp_sessions.sql',
+      '006_used_nonces.sql',
     ];
     expect(readdirSync(packagePath('sql/state')).sort()).toEqual(files);
     expect(MIGRATIONS.map((m) => m.sql)).toEqual(
@@ -61,6 +67,7 @@ describe('state migrations (sql/state)', () => {
     expect(MIGRATIONS[2]!.sql).toMatch(/CREATE TABLE pgmcp\.oauth_refresh_tokens \(/);
     expect(MIGRATIONS[3]!.sql).toMatch(/ALTER TABLE pgmcp\.audit/);
     expect(MIGRATIONS[4]!.sql).toMatch(/CREATE TABLE pgmcp\.mcp_sessions \(/);
+    expect(MIGRATIONS[5]!.sql).toMatch(/CREATE TABLE pgmcp\.used_nonces \(/);
   });
 
   it('take the version from the file name, in order, and leave other files alone', () => {

@@ -42,7 +42,7 @@ export interface BuiltinDeps {
   /** How read_resource reads a URI; default: straight from the registry. */
   readResource?: ResourceReader;
   /** query_database's own settings; without them query_database is not registered. */
-  queryDatabase?: Pick<QueryDatabaseOptions, 'maxPlanCost' | 'maxPlanRows' | 'signer'>;
+  queryDatabase?: Pick<QueryDatabaseOptions, 'maxPlanCost' | 'maxPlanRows' | 'signer' | 'nonces'>;
   /** tools.<name>.roles from the configuration: who may call each built-in tool. */
   toolRoles?: Readonly<Record<string, readonly string[]>>;
   /** tools.<name>.enabled from the configuration: false leaves the tool out. */
@@ -120,7 +120,11 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): string[
     statementTimeoutMs: timeout,
     deniedFunctions: deps.deniedFunctions,
     writes: deps.queryDatabase
-      ? { signer: deps.queryDatabase.signer, allowed: deps.allowWrites }
+      ? {
+          signer: deps.queryDatabase.signer,
+          allowed: deps.allowWrites,
+          ...(deps.queryDatabase.nonces ? { nonces: deps.queryDatabase.nonces } : {}),
+        }
       : null,
   }))
     add(tool);

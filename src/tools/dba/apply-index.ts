@@ -5,6 +5,7 @@
 // taken from the caller's text.
 import type { ToolSpec } from '../../core/specs.js';
 import type { Signer } from '../../core/signed.js';
+import type { NonceLedger } from '../../core/used-nonces.js';
 import { AppError, ErrorCodes } from '../../core/errors.js';
 import { locateRelation } from '../common/locate.js';
 import { notFound, readOnlyCall, sameLexerAsParser } from '../common/support.js';
@@ -24,9 +25,9 @@ import { MAX_QUERIES } from './index-advice.js';
 const NAME = 'apply_index_recommendation';
 
 export function createApplyIndexTool(
-  deps: DbaDeps & { signer: Signer; allowed: boolean },
+  deps: DbaDeps & { signer: Signer; allowed: boolean; nonces?: NonceLedger },
 ): ToolSpec {
-  const confirmations = createWriteConfirmations(deps.signer, Date.now, NAME);
+  const confirmations = createWriteConfirmations(deps.signer, Date.now, NAME, deps.nonces);
   return {
     name: NAME,
     title: 'Create a recommended index',
@@ -151,7 +152,7 @@ export function createApplyIndexTool(
           );
         }
       } else {
-        confirmations.redeem(nonce, `${NAME}\n${definition}`, []);
+        await confirmations.redeem(nonce, `${NAME}\n${definition}`, []);
       }
       await deps.db.withTransaction(
         {

@@ -4,6 +4,7 @@
 // piece is answered with what to install or grant.
 import type { Catalog } from '../../catalog/index.js';
 import type { Signer } from '../../core/signed.js';
+import type { NonceLedger } from '../../core/used-nonces.js';
 import type { ToolSpec } from '../../core/specs.js';
 import { createApplyIndexTool } from './apply-index.js';
 import type { DbaDeps } from './deps.js';
@@ -23,7 +24,7 @@ export const DBA_TOOL_NAMES = [
 export interface DbaToolDeps extends DbaDeps {
   catalog: Catalog;
   /** With a signer for confirmation nonces: apply_index_recommendation (which refuses to run where writes are not allowed). */
-  writes: { signer: Signer; allowed: boolean } | null;
+  writes: { signer: Signer; allowed: boolean; nonces?: NonceLedger } | null;
 }
 
 export function createDbaTools(deps: DbaToolDeps): ToolSpec[] {

@@ -10,6 +10,7 @@
 import { AppError, isAppError } from '../../core/errors.js';
 import type { ToolResult } from '../../core/content.js';
 import type { Signer } from '../../core/signed.js';
+import type { NonceLedger } from '../../core/used-nonces.js';
 import type { CallContext, ToolSpec } from '../../core/specs.js';
 import { inSpan } from '../../core/tracing.js';
 import type { CallSession } from '../../db/call-session.js';
@@ -41,6 +42,8 @@ export interface QueryDatabaseOptions extends PlanLimits {
   policy: AccessPolicy;
   /** Seals write-confirmation nonces. */
   signer: Signer;
+  /** Where a redeemed nonce is recorded for the other instances too (default: here only). */
+  nonces?: NonceLedger;
   /** The policy's catalog lookups kept between calls (reads under an active policy). */
   policyCache?: PolicyCache | null;
   /** The server log: where the credential screen says it fell back to the output screen. */
@@ -72,7 +75,12 @@ const inCallerText =
 export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOptions): ToolSpec {
   const { limits, allowWrites, policy } = options;
   const cache = policy.active ? (options.policyCache ?? null) : null;
-  const confirmations: WriteConfirmations = createWriteConfirmations(options.signer);
+  const confirmations: WriteConfirmations = createWriteConfirmations(
+    options.signer,
+    Date.now,
+    'query_database',
+    options.nonces,
+  );
   const screen = createCredentialScreen(options.logger ? { logger: options.logger } : {});
 
   const description = [
@@ -255,10 +263,10 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
                     )
                   : undefined,
               );
-              await stage('confirm', () => {
+              await stage('confirm', async () => {
                 // throws when wrong, used or expired
                 if (guard.kind === 'write' && nonce !== null)
-                  confirmations.redeem(nonce, query, params);
+                  await confirmations.redeem(nonce, query, params);
               });
               return await runAndFormat(session, masks, guard.kind === 'write');
             } catch (error) {
