@@ -3,11 +3,11 @@
 // header added to each answer (x-served-by: the instance's name) so a test sees the rotation.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REPO_ROOT } from './postgres.js';
+import { freePort } from './free-port.js';
 
 export const HAPROXY_BIN = '/usr/sbin/haproxy';
 export const HAPROXY_CONFIG = join(REPO_ROOT, 'examples', 'deploy', 'haproxy.cfg');
@@ -21,18 +21,6 @@ export interface Balancer {
 
 export function haproxyInstalled(): boolean {
   return existsSync(HAPROXY_BIN);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** The documented configuration, bound to a free port and pointed at `backends` (host:port). */

@@ -8,10 +8,11 @@
 // user, and the folder is handed to it.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './free-port.js';
+export { freePort };
 
 /** The directory of the newest local PostgreSQL server binaries (initdb, pg_ctl, …), or null. */
 export function serverBinDir(): string | null {
@@ -25,19 +26,6 @@ export function serverBinDir(): string | null {
     if (dir) candidates.push(dir);
   }
   return candidates.find((dir) => existsSync(join(dir, 'initdb'))) ?? null;
-}
-
-/** A TCP port on 127.0.0.1 nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Runs a server binary, as the postgres user when we are root. */
@@ -234,6 +222,7 @@ export async function startStandby(
     '-R',
     '-X',
     'stream',
+    '--checkpoint=fast',
     '--no-sync',
   ]);
   if (backup.status !== 0) throw new Error(`pg_basebackup failed:\n${backup.output}`);

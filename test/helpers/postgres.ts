@@ -15,12 +15,12 @@
 // themselves, each under a name no other file uses.
 // The server under test connects as the NON-superuser role pgmcp_test (STYLE.md), which only
 // gets SELECT on each test file's own fixture schema.
-import { appendFileSync, mkdirSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
-import { freePort, ownedTempDir, runAsOwner, serverBinDir } from './pg-cluster.js';
+import { serverBinDir, startCluster } from './pg-cluster.js';
 import { DEFAULT_URL, runDatabasePrefix } from './test-databases.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -158,9 +158,8 @@ async function locate(): Promise<Server | null> {
     if (answered) return withTestRole('default', DEFAULT_URL);
   }
   const binDir = process.env['PGMCP_TEST_NO_THROWAWAY'] === '1' ? null : serverBinDir();
-  const initdb = binDir ? join(binDir, 'initdb') : null;
-  if (!initdb) return null;
-  const adminUrl = await startThrowawayCluster(initdb);
+  if (!binDir) return null;
+  const adminUrl = await startThrowawayCluster();
   return withTestRole('throwaway', adminUrl);
 }
 
@@ -310,55 +309,14 @@ export function reportSkipped(suite: string, why: string): void {
 // ---------------------------------------------------------------------------------------------
 // Throwaway cluster.
 
-async function startThrowawayCluster(initdb: string): Promise<string> {
-  const bin = join(initdb, '..');
-  const root = ownedTempDir('pgmcp-pg-');
-  const dataDir = join(root, 'data');
-  const init = runAsOwner(initdb, [
-    '-D',
-    dataDir,
-    '-A',
-    'trust',
-    '-U',
-    'postgres',
-    '--no-sync',
-    '-E',
-    'UTF8',
-  ]);
-  if (init.status !== 0) throw new Error(`initdb failed:\n${init.output}`);
-  const port = await freePort();
-  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off`;
-  const start = runAsOwner(join(bin, 'pg_ctl'), [
-    '-D',
-    dataDir,
-    '-o',
-    options,
-    '-l',
-    join(root, 'log'),
-    '-w',
-    '-t',
-    '60',
-    'start',
-  ]);
-  if (start.status !== 0) throw new Error(`pg_ctl start failed:\n${start.output}`);
-  const stop = (): void => {
-    runAsOwner(join(bin, 'pg_ctl'), ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
-    rmSync(root, { recursive: true, force: true });
-  };
-  let stopped = false;
-  const stopOnce = (): void => {
-    if (stopped) return;
-    stopped = true;
-    stop();
-  };
-  process.once('exit', stopOnce);
-  stopThrowaway = stopOnce;
+async function startThrowawayCluster(): Promise<string> {
+  const cluster = await startCluster();
+  stopThrowaway = () => cluster.destroy();
   process.stderr.write(
-    `pgmcp tests: started a throwaway PostgreSQL cluster on 127.0.0.1:${port} (${root})\n`,
+    `pgmcp tests: started a throwaway PostgreSQL cluster on 127.0.0.1:${cluster.port} (${cluster.dataDir})\n`,
   );
-  const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  await withClient(adminUrl, (c) => c.query('CREATE DATABASE test'));
-  return `postgres://postgres@127.0.0.1:${port}/test`;
+  await withClient(cluster.url('postgres'), (c) => c.query('CREATE DATABASE test'));
+  return cluster.url('test');
 }
 
 /**

@@ -4,10 +4,11 @@
 // the binary the suite is skipped LOUDLY and recorded in .tmp/skipped-suites.txt (CI fails).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { reportSkipped } from './postgres.js';
+import { freePort } from './free-port.js';
+export { freePort };
 
 export const PROMETHEUS_BIN = '/usr/bin/prometheus';
 export const PROMTOOL_BIN = '/usr/bin/promtool';
@@ -16,18 +17,6 @@ export function prometheusInstalled(suite: string): boolean {
   if (existsSync(PROMETHEUS_BIN) && existsSync(PROMTOOL_BIN)) return true;
   reportSkipped(suite, 'no Prometheus: apt-get install prometheus (.ci/run does)');
   return false;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface ScrapeTarget {

@@ -4,10 +4,10 @@
 // and recorded in .tmp/skipped-suites.txt (CI fails).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll } from 'vitest';
 import { reportSkipped } from './postgres.js';
+import { freePort } from './free-port.js';
 
 const DEFAULT_URL = 'redis://127.0.0.1:6379';
 
@@ -71,16 +71,4 @@ async function locate(): Promise<string | null> {
     await new Promise((resolve) => setImmediate(resolve));
   }
   return null;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
