@@ -8,10 +8,26 @@ export interface RequestScope {
   readonly requestId: string;
 }
 
-const storage = new AsyncLocalStorage<RequestScope>();
+/** The scope as kept: the request and the database server that answered its last call. */
+interface KeptScope extends RequestScope {
+  server: string | null;
+}
+
+const storage = new AsyncLocalStorage<KeptScope>();
 
 export function runInRequestScope<T>(scope: RequestScope, work: () => T): T {
-  return storage.run(scope, work);
+  return storage.run({ ...scope, server: null }, work);
+}
+
+/** A database call of this request runs on `server` (`host:port`): the last one is reported. */
+export function noteServer(server: string | null): void {
+  const scope = storage.getStore();
+  if (scope && server !== null) scope.server = server;
+}
+
+/** The server (`host:port`) that answered this request's last database call, if any. */
+export function answeringServer(): string | null {
+  return storage.getStore()?.server ?? null;
 }
 
 /** The id of the request being served, or null outside one (start-up, timers, stdio). */
