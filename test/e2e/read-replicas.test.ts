@@ -144,6 +144,13 @@ describe.skipIf(!binaries)('read replicas through the HTTP endpoint', () => {
     expect(rows.map((r) => r['server'])).toContain(`127.0.0.1:${standby.port}`);
   });
 
+  it('count_rows reads on the standby too', async () => {
+    lastServerTiming = null;
+    const counted = await client.callTool({ name: 'count_rows', arguments: { table: 'items' } });
+    expect(counted.isError, JSON.stringify(counted.content)).not.toBe(true);
+    expect(lastServerTiming).toContain(`db;desc="127.0.0.1:${standby.port}"`);
+  });
+
   it('a confirmed write is answered by the primary; the writer then reads from the primary for readYourWritesMs', async () => {
     const insert = { query: 'INSERT INTO items VALUES (2)' };
     const preview = await call(insert);
