@@ -1,7 +1,7 @@
 // Read replicas (database.readReplicas), through the built server's HTTP MCP endpoint and the
 // official SDK client, on a real primary and streaming standby: a read is answered by the
 // standby (pg_is_in_recovery() says so, Server-Timing and the audit row name it), a confirmed
-// write by the primary, the writer's next reads by the primary (read-your-writes); a standby
+// write by the primary (and a VOLATILE routine; a STABLE one and count_rows by the standby), the writer's next reads by the primary (read-your-writes); a standby
 // whose replay is paused while the primary writes falls behind and is skipped, and so is a
 // stopped one: reads then go to the primary.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,6 +45,12 @@ describe.skipIf(!binaries)('read replicas through the HTTP endpoint', () => {
     primary = await startCluster();
     await primary.query('CREATE TABLE items (n int)');
     await primary.query('INSERT INTO items VALUES (1)');
+    for (const volatility of ['STABLE', 'VOLATILE']) {
+      const name = `${volatility.toLowerCase()}_port`;
+      await primary.query(`CREATE FUNCTION public.${name}() RETURNS int LANGUAGE sql ${volatility}
+        AS $$ SELECT inet_server_port() $$`);
+      await primary.query(`COMMENT ON FUNCTION public.${name}() IS '@mcp The server port'`);
+    }
     standby = await startStandby(primary);
     // After the base backup: its checkpoint would otherwise spread the new database's pages.
     await primary.query('CREATE DATABASE pgmcp_state');
@@ -176,6 +182,18 @@ describe.skipIf(!binaries)('read replicas through the HTTP endpoint', () => {
       await standby.query('SELECT pg_wal_replay_resume()');
     }
     await until('standby');
+  });
+
+  it('a STABLE @mcp routine runs on the standby, a VOLATILE one on the primary', async () => {
+    await until('standby');
+    const answeredBy = async (name: string): Promise<string | null> => {
+      lastServerTiming = null;
+      const result = await client.callTool({ name, arguments: {} });
+      expect(result.isError, JSON.stringify(result.content)).not.toBe(true);
+      return /db;desc="([^"]+)"/.exec(lastServerTiming ?? '')?.[1] ?? null;
+    };
+    expect(await answeredBy('stable_port')).toBe(`127.0.0.1:${standby.port}`);
+    expect(await answeredBy('volatile_port')).toBe(`127.0.0.1:${primary.port}`);
   });
 
   it('a stopped standby is skipped: reads go to the primary', async () => {
