@@ -1,9 +1,10 @@
 // Read replicas (database.readReplicas), through the built server's HTTP MCP endpoint and the
 // official SDK client, on a real primary and streaming standby: a read is answered by the
-// standby (pg_is_in_recovery() says so, Server-Timing and the audit row name it), a confirmed
-// write by the primary (and a VOLATILE routine; a STABLE one and count_rows by the standby), the writer's next reads by the primary (read-your-writes); a standby
-// whose replay is paused while the primary writes falls behind and is skipped, and so is a
-// stopped one: reads then go to the primary.
+// standby (pg_is_in_recovery() says so, Server-Timing and the audit row name it), and so are
+// count_rows and a STABLE routine; a confirmed write and a VOLATILE routine by the primary, and
+// the writer's next reads too (read-your-writes); a standby whose replay is paused while the
+// primary writes falls behind and is skipped, and so is a stopped one: reads then go to the
+// primary.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
