@@ -2,7 +2,6 @@
 // audit.file): the MCP dispatcher's and the chat agent's alike, both reported through the app's
 // exchange records (tools/tool-call-record.ts). Its own module so stdio can use it without
 // loading the HTTP stack.
-import { answeringServer } from '../core/request-scope.js';
 import type { AuditLog } from '../state/index.js';
 import type { App } from './app.js';
 
@@ -10,7 +9,7 @@ export function auditToolCalls(app: App, audit: AuditLog): void {
   app.onExchange((record) => {
     if (record.method !== 'tools/call' || !record.name) return;
     // The primary or a read replica (database.readReplicas): the last server the call used.
-    const server = answeringServer();
+    const server = record.server ?? null;
     audit.toolCall({
       principal: record.principal,
       database: record.database ?? app.db.name,

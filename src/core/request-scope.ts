@@ -9,7 +9,9 @@ export interface RequestScope {
 }
 
 /** The scope as kept: the request and the database server that answered its last call. */
-interface KeptScope extends RequestScope {
+interface KeptScope {
+  /** Null in a scope of noteServersOf opened outside a request. */
+  requestId: string | null;
   server: string | null;
 }
 
@@ -23,6 +25,24 @@ export function runInRequestScope<T>(scope: RequestScope, work: () => T): T {
 export function noteServer(server: string | null): void {
   const scope = storage.getStore();
   if (scope && server !== null) scope.server = server;
+}
+
+/**
+ * Runs `work` noting the server of its database calls apart (a tool call, inside a request or
+ * not: the chat agent's run outside one); `server()` says which answered its last call. The
+ * enclosing request hears of it too, for its Server-Timing.
+ */
+export async function noteServersOf<T>(
+  work: () => Promise<T>,
+): Promise<{ result: T; server: () => string | null }> {
+  const outer = storage.getStore();
+  const scope: KeptScope = { requestId: outer?.requestId ?? null, server: null };
+  const server = (): string | null => scope.server;
+  try {
+    return { result: await storage.run(scope, work), server };
+  } finally {
+    if (outer && scope.server !== null) outer.server = scope.server;
+  }
 }
 
 /** The server (`host:port`) that answered this request's last database call, if any. */
