@@ -90,6 +90,11 @@ export async function openDatabases(
           idleTimeoutMs: entry.idleTimeoutMs,
           embedded: { dataDir: config.embedded.dataDir, demo: config.embedded.demo },
           role: entry.role,
+          replicas: {
+            urls: entry.readReplicas,
+            maxLagMs: entry.replicaMaxLagMs,
+            readYourWritesMs: entry.readYourWritesMs,
+          },
           // The single database.url form keeps the URL's database name (or pgmcp-embedded).
           ...(config.databases.length > 0 ? { name: entry.name } : {}),
         },

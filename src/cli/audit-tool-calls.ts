@@ -8,6 +8,8 @@ import type { App } from './app.js';
 export function auditToolCalls(app: App, audit: AuditLog): void {
   app.onExchange((record) => {
     if (record.method !== 'tools/call' || !record.name) return;
+    // The primary or a read replica (database.readReplicas): the last server the call used.
+    const server = record.server ?? null;
     audit.toolCall({
       principal: record.principal,
       database: record.database ?? app.db.name,
@@ -16,6 +18,7 @@ export function auditToolCalls(app: App, audit: AuditLog): void {
       outcome: record.outcome === 'ok' ? 'success' : 'failure',
       ...(record.errorCode != null ? { errorCode: String(record.errorCode) } : {}),
       ...(record.conversationId != null ? { conversationId: record.conversationId } : {}),
+      ...(server !== null ? { server } : {}),
     });
   });
 }

@@ -4,7 +4,7 @@
 import type { z } from 'zod';
 import { SSL_MODES } from './database-url.js';
 import { LOAD_BALANCE_HOSTS, TARGET_SESSION_ATTRS } from './multi-host.js';
-import { bool, databaseUrl, intIn, stringList } from './fields.js';
+import { bool, databaseUrl, databaseUrls, intIn, stringList } from './fields.js';
 import { optionalText, section, text, zod } from './zod.js';
 
 // A name pattern: dot-separated parts of letters, digits, _, $, - and the * wildcard.
@@ -35,6 +35,12 @@ export const databaseSchema = section({
    * share); null: LISTEN on `url` unless it goes through a pooler, then poll.
    */
   directUrl: databaseUrl.default(null),
+  /** Standbys read-only calls may use (docs/high-availability.md, "Read replicas"). */
+  readReplicas: databaseUrls.default([]),
+  /** A replica replaying more than this far behind the primary is skipped. */
+  replicaMaxLagMs: intIn(0).default(5000),
+  /** After a caller's write, that caller's reads go to the primary for this long. */
+  readYourWritesMs: intIn(0).default(5000),
   allowWrites: bool().default(false),
   statementTimeoutMs: intIn(1).default(30_000),
   maxRows: intIn(1).default(1000),
@@ -104,6 +110,10 @@ export const databaseEntrySchema = section({
   url: databaseUrl.optional(),
   /** As database.directUrl, for this database (never inherited: it names one server). */
   directUrl: databaseUrl.optional(),
+  /** As database.readReplicas, for this database (never inherited: they name servers). */
+  readReplicas: databaseUrls.optional(),
+  replicaMaxLagMs: intIn(0).optional(),
+  readYourWritesMs: intIn(0).optional(),
   /** One host, or several separated by commas (tried as libpq tries them). */
   host: text().optional(),
   /** One port for every host, or a list with one per host. */

@@ -111,6 +111,7 @@ export function resolveDatabases(
         name: nameOfUrl(singleUrl),
         url: singleUrl,
         directUrl: singleUrl === null ? null : singleDirectUrl,
+        readReplicas: singleUrl === null ? [] : shared.readReplicas,
         isDefault: true,
         location: singleUrl === null ? EMBEDDED_LOCATION : safeLocation(singleUrl),
         availableToUsers: [],
@@ -137,6 +138,7 @@ export function resolveDatabases(
       default: _d,
       url: _u,
       directUrl: entryDirectUrl,
+      readReplicas: entryReplicas,
       host: _h,
       port: _p,
       database: _db,
@@ -170,6 +172,7 @@ export function resolveDatabases(
         url === null || entryDirectUrl == null
           ? null
           : withPassword(entryDirectUrl, passwordOf(entry, i, input), `databases.${i}.directUrl`),
+      readReplicas: url === null ? [] : (entryReplicas ?? []),
       isDefault: i === defaultIndex,
       location: url === null ? EMBEDDED_LOCATION : safeLocation(url),
       availableToUsers,

@@ -13,7 +13,8 @@ export interface SourcedValue {
   source: string;
 }
 
-export type EnvKind = 'string' | 'int' | 'number' | 'bool' | 'list';
+/** `list`: comma-separated; `words`: separated by spaces (URLs, which may hold commas). */
+export type EnvKind = 'string' | 'int' | 'number' | 'bool' | 'list' | 'words';
 
 export interface EnvVariable {
   key: string;
@@ -43,6 +44,7 @@ const PARSERS: Record<EnvKind, (raw: string) => unknown> = {
       .split(',')
       .map((item) => item.trim())
       .filter((item) => item !== ''),
+  words: (raw) => raw.split(/\s+/).filter((item) => item !== ''),
 };
 
 export const ENV_VARIABLES: readonly EnvVariable[] = [
@@ -76,6 +78,9 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'database.maxResultBytes', env: 'PGMCP_MAX_RESULT_BYTES', kind: 'int' },
   { key: 'database.poolSize', env: 'PGMCP_POOL_SIZE', kind: 'int' },
   { key: 'database.directUrl', env: 'PGMCP_DATABASE_DIRECT_URL', kind: 'string' },
+  { key: 'database.readReplicas', env: 'PGMCP_READ_REPLICAS', kind: 'words' },
+  { key: 'database.replicaMaxLagMs', env: 'PGMCP_REPLICA_MAX_LAG_MS', kind: 'int' },
+  { key: 'database.readYourWritesMs', env: 'PGMCP_READ_YOUR_WRITES_MS', kind: 'int' },
   { key: 'database.queueLimit', env: 'PGMCP_QUEUE_LIMIT', kind: 'int' },
   { key: 'database.queueTimeoutMs', env: 'PGMCP_QUEUE_TIMEOUT_MS', kind: 'int' },
   { key: 'database.connectTimeoutMs', env: 'PGMCP_CONNECT_TIMEOUT_MS', kind: 'int' },

@@ -43,33 +43,38 @@ export const hostItem = zod
 // Checked as the driver will read it (databaseUrlProblem), so a URL it cannot use stops pgmcp
 // here, naming the key and its source. The value is a secret: no message quotes it.
 export const POSTGRES_SCHEME = /^postgres(ql)?:\/\/./i;
-export const databaseUrl = zod
-  .preprocess(
-    // libpq's keyword form (`host=a,b port=5432 dbname=app`) is read as the URL it means.
-    (value) => {
-      if (typeof value !== 'string' || !isKeywordForm(value)) return value;
-      const url = keywordsToUrl(value);
-      return typeof url === 'string' ? url : value;
-    },
-    zod.string({ error: 'expected a postgres:// URL or null' }).superRefine((value, ctx) => {
-      if (isKeywordForm(value)) {
-        const problem = keywordsToUrl(value);
-        const why = typeof problem === 'string' ? 'it cannot be read' : problem[0];
-        ctx.addIssue({ code: 'custom', message: `a keyword connection string: ${why}` });
-        return;
-      }
-      if (!POSTGRES_SCHEME.test(value)) {
-        ctx.addIssue({
-          code: 'custom',
-          message: 'expected a URL starting with postgres:// or postgresql://',
-        });
-        return;
-      }
-      const problem = databaseUrlProblem(value);
-      if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
-    }),
-  )
-  .nullable();
+const databaseUrlText = zod.preprocess(
+  // libpq's keyword form (`host=a,b port=5432 dbname=app`) is read as the URL it means.
+  (value) => {
+    if (typeof value !== 'string' || !isKeywordForm(value)) return value;
+    const url = keywordsToUrl(value);
+    return typeof url === 'string' ? url : value;
+  },
+  zod.string({ error: 'expected a postgres:// URL or null' }).superRefine((value, ctx) => {
+    if (isKeywordForm(value)) {
+      const problem = keywordsToUrl(value);
+      const why = typeof problem === 'string' ? 'it cannot be read' : problem[0];
+      ctx.addIssue({ code: 'custom', message: `a keyword connection string: ${why}` });
+      return;
+    }
+    if (!POSTGRES_SCHEME.test(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'expected a URL starting with postgres:// or postgresql://',
+      });
+      return;
+    }
+    const problem = databaseUrlProblem(value);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+);
+
+export const databaseUrl = databaseUrlText.nullable();
+
+/** A list of URLs (database.readReplicas): each checked as databaseUrl, none null. */
+export const databaseUrls = zod.array(databaseUrlText, {
+  error: 'expected a list of postgres:// URLs',
+});
 
 // A pgmcp role (for tools.<name>.roles, @authorize, token --role): letters, digits, _ . : -
 export const roleName = zod

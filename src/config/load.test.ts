@@ -64,6 +64,9 @@ describe('loadConfig defaults', () => {
       database: {
         url: null,
         directUrl: null,
+        readReplicas: [],
+        replicaMaxLagMs: 5000,
+        readYourWritesMs: 5000,
         allowWrites: false,
         statementTimeoutMs: 30000,
         maxRows: 1000,

@@ -52,12 +52,14 @@ export function redactConfig(config: Config): unknown {
       ...config.database,
       url: config.database.url === null ? null : redactUrl(config.database.url),
       directUrl: config.database.directUrl === null ? null : redactUrl(config.database.directUrl),
+      readReplicas: config.database.readReplicas.map(redactUrl),
     },
     // Passwords of `databases:` entries live in the environment or a file; a URL may hold one.
     databases: config.databases.map((entry) => ({
       ...entry,
       ...(entry.url == null ? {} : { url: redactUrl(entry.url) }),
       ...(entry.directUrl == null ? {} : { directUrl: redactUrl(entry.directUrl) }),
+      ...(entry.readReplicas == null ? {} : { readReplicas: entry.readReplicas.map(redactUrl) }),
     })),
     embedded: { ...config.embedded },
     state: { url: config.state.url === null ? null : redactUrl(config.state.url) },

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { currentRequestId, requestIdFrom, runInRequestScope } from './request-scope.js';
+import {
+  answeringServer,
+  currentRequestId,
+  noteServer,
+  noteServersOf,
+  requestIdFrom,
+  runInRequestScope,
+} from './request-scope.js';
 
 describe('request scope', () => {
   it('is what the code of a request reads, across awaits, and nothing outside one', async () => {
@@ -17,5 +24,26 @@ describe('request scope', () => {
     for (const bad of [undefined, '', 'a b', 'x'.repeat(129), 'line\nbreak', "'; drop"]) {
       expect(requestIdFrom(bad)).toMatch(/^[0-9a-f-]{36}$/);
     }
+  });
+
+  it('notes the database server of a call, inside a request and outside one', async () => {
+    // Outside a request (the chat agent's tool call): the call's own note, no request id.
+    const alone = await noteServersOf(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      noteServer('replica:5432');
+      return currentRequestId();
+    });
+    expect(alone.result).toBeNull();
+    expect(alone.server()).toBe('replica:5432');
+    expect(answeringServer()).toBeNull();
+    // Inside one: the request hears of it too (its Server-Timing), keeping its id.
+    const inside = await runInRequestScope({ requestId: 'r-2' }, async () => {
+      const call = await noteServersOf(async () => {
+        noteServer('primary:5432');
+        return currentRequestId();
+      });
+      return { id: call.result, server: call.server(), request: answeringServer() };
+    });
+    expect(inside).toEqual({ id: 'r-2', server: 'primary:5432', request: 'primary:5432' });
   });
 });

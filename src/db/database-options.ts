@@ -1,4 +1,5 @@
 // What opening a Database takes (createDatabase in database.ts).
+import type { ReplicaSettings } from './replicas.js';
 
 export interface DatabaseOptions {
   /** postgres:// URL; null runs the embedded PGlite. */
@@ -17,4 +18,6 @@ export interface DatabaseOptions {
   role?: string | null;
   /** The configured name (`databases[].name`); absent: the URL's database, or pgmcp-embedded. */
   name?: string;
+  /** Read replicas for read-only calls (replicas.ts); absent: none. */
+  replicas?: ReplicaSettings;
 }

@@ -20,13 +20,14 @@ import {
 } from './interrupt.js';
 import {
   connectionLostError,
-  createHostPool,
   lostConnection,
   singleTarget,
   targetsOfUrl,
+  type HostPool,
   type HostTargets,
 } from './host-pool.js';
 import { PG_TYPES } from './pg-types.js';
+import { openPools } from './pools.js';
 import { callSettings, closing, opening } from './call-blocks.js';
 import { livePassword, type LivePassword } from './live-password.js';
 import { databaseNameOf } from './names.js';
@@ -50,6 +51,8 @@ export interface TransactionOptions {
    * of retiring it (a caller's own statement: default).
    */
   keepAfterWrite?: boolean;
+  /** Read-only work that may run on a read replica (database.readReplicas; see replicas.ts). */
+  replicaOk?: boolean;
 }
 
 export interface StatementRun extends TransactionOptions {
@@ -121,19 +124,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
   // PGlite has one backend session: more than one connection would share its state.
   const poolMax = embedded ? 1 : options.poolSize;
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
-  const pool = createHostPool(targets, {
-    pool: {
-      max: poolMax,
-      types: PG_TYPES,
-      connectionTimeoutMillis: connectTimeoutMs,
-      idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
-    },
-    // An idle client dying (server restart, embedded child killed) must not crash the process.
-    onIdleError: (error, host) =>
-      logger.warn({ err: { message: error.message }, host }, 'idle database connection failed'),
-    onSwitch: (host, previous, why) =>
-      logger.info({ database: name, host, previous, why }, 'database host in use changed'),
-  });
+  const { pool, router } = openPools(targets, options, { poolMax, connectTimeoutMs, name, logger });
   // Calls beyond the pool's size wait in a bounded queue, for a bounded time (PGMCP212).
   const gate = createPoolGate({
     size: poolMax,
@@ -153,9 +144,9 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
    * Ask the server the connection is on to cancel a running statement (real PostgreSQL; PGlite
    * ignores cancels); false when the request could not be delivered.
    */
-  const cancelBackend = (on: pg.PoolClient, pid: number): Promise<boolean> =>
+  const cancelBackend = (from: HostPool, on: pg.PoolClient, pid: number): Promise<boolean> =>
     createCanceller(
-      { ...pool.clientConfig(on), connectionTimeoutMillis: connectTimeoutMs },
+      { ...from.clientConfig(on), connectionTimeoutMillis: connectTimeoutMs },
       logger,
     )(pid);
 
@@ -180,13 +171,11 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     // A call arriving while the embedded child restarts (after a timeout) waits for it.
     if (embedded) await embedded.whenReady();
     const leave = await gate.acquire(tx.signal);
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
+    // The primary, or a replica for a call marked replicaOk (replicas.ts).
+    const { client, pool: from } = await router.connect(tx).catch((error: unknown) => {
       leave();
       throw error;
-    }
+    });
     let abandon: NodeJS.Timeout | undefined;
     let cancelled = false;
     let timedOut = false;
@@ -207,7 +196,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       } else if (pid !== undefined) {
         // A server that cannot be asked (a stalled network) or does not stop the statement
         // loses the connection: the call must not wait on a socket forever.
-        void cancelBackend(client, pid).then(
+        void cancelBackend(from, client, pid).then(
           (sent) => sent || abandon === undefined || dropSocket(client),
         );
         abandon ??= setTimeout(() => dropSocket(client), CANCEL_GRACE_MS);
@@ -248,7 +237,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       // other connections go too, and the caller hears "unavailable, try again".
       const demoted = !tx.readOnly && (error as { code?: unknown }).code === '25006';
       if (!timedOut && !cancelled && (lostConnection(error) || demoted)) {
-        pool.lost(client, demoted ? 'the server is read-only (demoted)' : 'connection lost');
+        from.lost(client, demoted ? 'the server is read-only (demoted)' : 'connection lost');
         const lost = connectionLostError(error, demoted);
         arrival?.mark(lost, tx.readOnly);
         throw lost;
@@ -279,6 +268,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
       if (!broken && transactionStatus(client) !== 'I')
         broken = new Error('left inside a transaction');
       client.release(broken ?? (timedOut || cancelled ? new Error('interrupted') : undefined));
+      router.done(tx);
       leave();
     }
   };
@@ -382,7 +372,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     setPassword: (password) => (credentials ? (credentials.set(password), true) : false),
     poolStats: () => poolStatsOf(pool.pools(), poolMax),
     async close() {
-      await pool.end().catch(() => undefined);
+      await Promise.all([pool.end().catch(() => undefined), router.end()]);
       await embedded?.stop();
     },
   };

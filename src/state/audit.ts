@@ -55,6 +55,8 @@ export interface ToolCallRecord {
   clientAddress?: string | null;
   /** The chat conversation the call was made in (details.conversation_id). */
   conversationId?: string;
+  /** The database server (`host:port`) that answered the call (details.server). */
+  server?: string;
 }
 
 export interface AuditLog {
@@ -244,6 +246,7 @@ export function createAuditLog(options: AuditOptions): AuditLog {
         details: {
           ...(call.errorCode ? { error_code: call.errorCode } : {}),
           ...(call.conversationId ? { conversation_id: call.conversationId } : {}),
+          ...(call.server ? { server: call.server } : {}),
         },
       });
     },

@@ -6,6 +6,7 @@
 // or a bug answered only with a log reference. It also records the call, whatever became of
 // it, for the exchange log and the audit (tools/tool-call-record.ts), so both front ends record
 // the same codes. Each edge only turns the outcome into its wire form.
+import { noteServersOf } from '../core/request-scope.js';
 import type { ToolResult } from '../core/content.js';
 import {
   isExpectedFailure,
@@ -136,6 +137,7 @@ export async function invokeTool<Paused>(input: InvokeInput<Paused>): Promise<To
           errorCode,
           database: record.database?.() ?? null,
           conversationId: record.conversationId ?? null,
+          server: server(),
         }),
       );
     } catch (error) {
@@ -151,8 +153,12 @@ export async function invokeTool<Paused>(input: InvokeInput<Paused>): Promise<To
     }
   };
   let outcome: ToolOutcome<Paused>;
+  // The database server that answered the call (the primary or a read replica), for the audit.
+  let server = (): string | null => null;
   try {
-    outcome = await invoke(input);
+    const run = await noteServersOf(() => invoke(input));
+    outcome = run.result;
+    server = run.server;
   } catch (error) {
     write(true, thrownCode(error));
     throw error;

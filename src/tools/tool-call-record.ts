@@ -25,6 +25,8 @@ export interface ToolCall {
   database?: string | null;
   /** The chat conversation the call was made in. */
   conversationId?: string | null;
+  /** The database server (`host:port`) that answered its last database call. */
+  server?: string | null;
 }
 
 /** The code recorded for a failed tool: the SQLSTATE, else the PGMCP code. */
@@ -58,6 +60,7 @@ export function toolCallRecord(registry: Pick<Registry, 'tool'>, call: ToolCall)
   };
   if (call.database != null) record.database = call.database;
   if (call.conversationId != null) record.conversationId = call.conversationId;
+  if (call.server != null) record.server = call.server;
   const args = recordableArguments(registry, call.tool, call.args);
   if (args !== undefined) record.args = args;
   return record;

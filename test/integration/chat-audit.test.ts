@@ -185,8 +185,11 @@ describe.skipIf(!pg)('the audit of chat tool calls', () => {
     const [mcp, chat] = await newRows(auditRows, audited, 2);
     const shape = ({ duration_ms: _d, details: _x, ...row }: AuditRow) => row;
     expect(shape(chat!)).toEqual(shape(mcp!));
-    expect(mcp!.details).toEqual({});
-    expect(chat!.details).toEqual({ conversation_id: 'conv_audit_2' });
+    expect(mcp!.details).toEqual({ server: expect.stringMatching(/:\d+$/) as unknown });
+    expect(chat!.details).toEqual({
+      conversation_id: 'conv_audit_2',
+      server: mcp!.details['server'],
+    });
 
     const [mcpX, chatX] = await newRows(exchangeRows, exchanged, 2);
     const xshape = ({ duration_ms: _d, ...row }: ExchangeRow) => row;

@@ -2,6 +2,7 @@
 // what is not a JSON-RPC message, the batch's answers, or one request's answer: the last event of
 // its SSE stream when it opened one, else one JSON body with the HTTP status of the answer
 // (status.ts), the session, the Server-Timing header and, for 401/403, the OAuth challenge.
+import { answeringServer } from '../../core/request-scope.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Refusals } from '../../core/refusals.js';
 import type { Delivery, Incoming } from '../../mcp/inbound.js';
@@ -58,7 +59,10 @@ export function answer(
   // A failed initialize names no session.
   const named = place.kind === 'session' && (!place.opened || succeeded);
   const headers: Record<string, string> = named ? { 'mcp-session-id': place.session.id } : {};
-  if (timings.header) headers['server-timing'] = timings.header;
+  // Which database server answered (the primary or a read replica), as a `db;desc=` entry.
+  const server = answeringServer();
+  const timing = [timings.header, server === null ? '' : `db;desc="${server}"`].filter(Boolean);
+  if (timing.length > 0) headers['server-timing'] = timing.join(', ');
   const status = statusOf(outcome);
   if (status === 401 || status === 403) {
     headers['www-authenticate'] = challengeOf(endpoint, req, status, outcome.response);

@@ -14,7 +14,7 @@ import {
   notFound,
   plural,
   readOnlyAnnotations,
-  readOnlyCall,
+  replicaReadCall,
   sameLexerAsParser,
 } from '../common/support.js';
 import { nameParts, tryParse, visitNodes } from '../common/parse-tree.js';
@@ -131,7 +131,7 @@ export function createCountRowsTool(deps: CountRowsDeps): ToolSpec {
       for (let attempt = 0; ; attempt++) {
         const snapshot = await catalog.snapshot();
         let sql: string | undefined;
-        const outcome = await readOnlyCall(
+        const outcome = await replicaReadCall(
           db,
           deps.statementTimeoutMs,
           ctx,

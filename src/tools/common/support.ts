@@ -8,7 +8,7 @@ import type { Database } from '../../db/database.js';
 import { describeDbError } from '../../db/errors.js';
 
 /** Run `work` in one READ ONLY transaction with the caller's identity, timeout and cancellation. */
-export async function readOnlyCall<T>(
+export function readOnlyCall<T>(
   db: Database,
   timeoutMs: number,
   ctx: CallContext,
@@ -16,9 +16,34 @@ export async function readOnlyCall<T>(
   /** The SQL an error position refers to, so the message can point at it. */
   sqlForErrors?: () => string | undefined,
 ): Promise<T> {
+  return readCall(false, db, timeoutMs, ctx, work, sqlForErrors);
+}
+
+/**
+ * As readOnlyCall, for a read that may run on a read replica (database.readReplicas): data a
+ * moment old answers it as well (not the DBA tools: their statistics are the primary's own).
+ */
+export function replicaReadCall<T>(
+  db: Database,
+  timeoutMs: number,
+  ctx: CallContext,
+  work: (client: pg.PoolClient) => Promise<T>,
+  sqlForErrors?: () => string | undefined,
+): Promise<T> {
+  return readCall(true, db, timeoutMs, ctx, work, sqlForErrors);
+}
+
+async function readCall<T>(
+  replicaOk: boolean,
+  db: Database,
+  timeoutMs: number,
+  ctx: CallContext,
+  work: (client: pg.PoolClient) => Promise<T>,
+  sqlForErrors?: () => string | undefined,
+): Promise<T> {
   try {
     return await db.withTransaction(
-      { readOnly: true, timeoutMs, principal: ctx.principal, signal: ctx.signal },
+      { readOnly: true, replicaOk, timeoutMs, principal: ctx.principal, signal: ctx.signal },
       work,
     );
   } catch (error) {

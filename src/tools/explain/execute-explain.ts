@@ -22,7 +22,7 @@ import { positionInQuery } from '../query/sent-text.js';
 import {
   invalidInput,
   readOnlyAnnotations,
-  readOnlyCall,
+  replicaReadCall,
   sameLexerAsParser,
 } from '../common/support.js';
 
@@ -150,7 +150,7 @@ export function createExecuteExplainTool(deps: ExplainDeps): ToolSpec {
 
       const snapshot = await catalog.snapshot();
       let relations: ResolvedRelation[] = [];
-      const doc = await readOnlyCall(
+      const doc = await replicaReadCall(
         db,
         deps.statementTimeoutMs,
         ctx,

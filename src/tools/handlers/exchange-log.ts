@@ -19,6 +19,8 @@ export interface ExchangeRecord {
    * mcp.exchange has no column for it.
    */
   conversationId?: string | null;
+  /** The database server that answered (the audit records it; mcp.exchange has no column). */
+  server?: string | null;
   /** Stored only when the log was created with logArguments. */
   args?: unknown;
 }

@@ -48,7 +48,10 @@ async function invoke(
   const sql = `SELECT mcp.${quoteIdent(row.function_name)}(ROW($1::jsonb, $2::text, $3::jsonb, $4::text)::mcp.request) AS response`;
   // BEGIN, the settings, the call and ROLLBACK or COMMIT in one round trip.
   const result = await db.runStatement({
-    readOnly: !options.allowWrites,
+    // A handler tagged read-only runs READ ONLY, and may run on a read replica
+    // (database.readReplicas); others write when the database allows writes.
+    readOnly: !options.allowWrites || row.tags.includes('read-only'),
+    replicaOk: row.tags.includes('read-only'),
     timeoutMs: options.statementTimeoutMs,
     principal: ctx.principal,
     signal: ctx.signal,

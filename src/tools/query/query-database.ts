@@ -184,8 +184,10 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
       const params = (args['params'] as unknown[] | undefined) ?? [];
       const nonce = typeof args['confirm'] === 'string' ? args['confirm'] : null;
       const stage = stageTimer(ctx);
-      const tx = (readOnly: boolean): TransactionOptions => ({
+      // A read (not a write's confirmation step) may run on a read replica.
+      const tx = (readOnly: boolean, replicaOk = false): TransactionOptions => ({
         readOnly,
+        replicaOk,
         timeoutMs: limits.statementTimeoutMs,
         principal: ctx.principal,
         signal: ctx.signal,
@@ -246,7 +248,7 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
         // runs once more without the cache; its statement never ran the first time.
         let again = false;
         const attempt = (cached: boolean): Promise<ToolResult> =>
-          db.withCall(tx(readOnly), async (session) => {
+          db.withCall(tx(readOnly, guard.kind === 'read'), async (session) => {
             const call = cached ? cache!.open(session) : null;
             try {
               const masks = await stage('policy', () =>

@@ -13,7 +13,7 @@ import {
   schemaCatalogIsStale,
   schemaExists,
 } from '../common/locate.js';
-import { jsonContents, readOnlyCall, resourceNotFound } from '../common/support.js';
+import { jsonContents, replicaReadCall, resourceNotFound } from '../common/support.js';
 
 export interface CatalogTemplateDeps {
   db: Database;
@@ -54,8 +54,8 @@ async function completeTable(
 
 export function createCatalogTemplates(deps: CatalogTemplateDeps): ResourceTemplateSpec[] {
   const { catalog } = deps;
-  const query = <T>(ctx: CallContext, work: Parameters<typeof readOnlyCall<T>>[3]): Promise<T> =>
-    readOnlyCall(deps.db, deps.statementTimeoutMs, ctx, work);
+  const query = <T>(ctx: CallContext, work: Parameters<typeof replicaReadCall<T>>[3]): Promise<T> =>
+    replicaReadCall(deps.db, deps.statementTimeoutMs, ctx, work);
 
   const matchSchema = compileUriTemplate(SCHEMA_TEMPLATE);
   const matchTable = compileUriTemplate(TABLE_TEMPLATE);

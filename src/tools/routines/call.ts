@@ -306,6 +306,8 @@ async function fetchRows(
   const isSet = derived.shape.kind !== 'void' && derived.shape.set;
   const result = await deps.db.runStatement({
     readOnly: derived.readOnly,
+    // STABLE and IMMUTABLE routines may run on a read replica; VOLATILE ones never do.
+    replicaOk: derived.routine.volatility !== 'volatile',
     timeoutMs: deps.statementTimeoutMs,
     principal: ctx.principal,
     signal: ctx.signal,

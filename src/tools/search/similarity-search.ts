@@ -29,7 +29,7 @@ import {
   invalidInput,
   notFound,
   readOnlyAnnotations,
-  readOnlyCall,
+  replicaReadCall,
   sameLexerAsParser,
 } from '../common/support.js';
 import { DEFAULTS, DESCRIPTION, INPUT_SCHEMA, type Format, type Metric } from './search-input.js';
@@ -111,7 +111,7 @@ export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec
       const rel = findRelation(catalog, snapshot, tableName);
       const provider = deps.embeddings.get(args['provider'] as string | undefined);
       if (vectorColumns(rel).length === 0) {
-        const ext = await readOnlyCall(db, deps.statementTimeoutMs, ctx, pgvectorSchema);
+        const ext = await replicaReadCall(db, deps.statementTimeoutMs, ctx, pgvectorSchema);
         if (ext === null) throw vectorUnavailable();
       }
       const p = plan(rel, args, provider.dimensions);
@@ -153,7 +153,7 @@ export function createSimilaritySearchTool(deps: SimilaritySearchDeps): ToolSpec
       const words = [...new Set(terms(queryText).filter((w) => /^[a-z0-9]+$/.test(w)))];
       const k = Math.min(Math.max(topN * 5, 50), 1000);
 
-      const recalled = await readOnlyCall(db, deps.statementTimeoutMs, ctx, async (client) => {
+      const recalled = await replicaReadCall(db, deps.statementTimeoutMs, ctx, async (client) => {
         const ext = await pgvectorSchema(client);
         if (ext === null) throw vectorUnavailable();
         // A view is searched through what it reads: a denied table, credentials.
