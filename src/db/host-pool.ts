@@ -377,11 +377,12 @@ export function connectionLostError(error: unknown, demoted = false): AppError {
   const lostError = new AppError(
     ErrorCodes.DB_UNAVAILABLE,
     state
-      ? state.message
+      ? `The database is unavailable. ${state.message}`
       : `The database is unavailable: the connection to it was lost (${reason}). Try again shortly.`,
     {
       category: 'unavailable',
-      details: fromServer ? { reason, sqlstate: code } : { reason },
+      // No sqlstate: the answer would lead with it, and the state is said in words.
+      details: { reason },
       cause: error,
     },
   );
