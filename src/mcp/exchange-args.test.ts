@@ -9,6 +9,28 @@ import type { RequestChannel } from './channel.js';
 import { createDispatcher } from './dispatcher.js';
 import { createSession } from './session.js';
 
+/** A legacy dispatcher over `registry` whose exchange records are kept, and a channel to it. */
+function recording(registry: ReturnType<typeof createRegistry>) {
+  const records: ExchangeRecord[] = [];
+  const dispatcher = createDispatcher({
+    registry,
+    logger: pino({ level: 'silent' }),
+    serverInfo: { name: 'test', version: '1' },
+    signer: createSigner('k'),
+    onExchange: (record) => records.push(record),
+  });
+  const session = createSession('s', () => undefined, ANONYMOUS);
+  session.protocolVersion = '2025-11-25';
+  const channel: RequestChannel = {
+    session,
+    principal: ANONYMOUS,
+    inFlight: new Map(),
+    notify: () => undefined,
+    request: () => Promise.reject(new Error('no client')),
+  };
+  return { records, dispatcher, channel };
+}
+
 describe('exchange records and sensitive arguments', () => {
   it('drops the arguments of a sensitiveArguments tool and keeps the others', async () => {
     const registry = createRegistry();
@@ -22,23 +44,7 @@ describe('exchange records and sensitive arguments', () => {
       sensitiveArguments: true,
       call: ok,
     });
-    const records: ExchangeRecord[] = [];
-    const dispatcher = createDispatcher({
-      registry,
-      logger: pino({ level: 'silent' }),
-      serverInfo: { name: 'test', version: '1' },
-      signer: createSigner('k'),
-      onExchange: (record) => records.push(record),
-    });
-    const session = createSession('s', () => undefined, ANONYMOUS);
-    session.protocolVersion = '2025-11-25';
-    const channel: RequestChannel = {
-      session,
-      principal: ANONYMOUS,
-      inFlight: new Map(),
-      notify: () => undefined,
-      request: () => Promise.reject(new Error('no client')),
-    };
+    const { records, dispatcher, channel } = recording(registry);
     for (const name of ['plain', 'secret']) {
       const { response } = await dispatcher.handleRequest(
         {
@@ -67,23 +73,7 @@ describe('exchange records and sensitive arguments', () => {
       inputSchema: { type: 'object' },
       call: async () => ({ content: [{ type: 'text' as const, text: 'ok' }] }),
     });
-    const records: ExchangeRecord[] = [];
-    const dispatcher = createDispatcher({
-      registry,
-      logger: pino({ level: 'silent' }),
-      serverInfo: { name: 'test', version: '1' },
-      signer: createSigner('k'),
-      onExchange: (record) => records.push(record),
-    });
-    const session = createSession('s', () => undefined, ANONYMOUS);
-    session.protocolVersion = '2025-11-25';
-    const channel: RequestChannel = {
-      session,
-      principal: ANONYMOUS,
-      inFlight: new Map(),
-      notify: () => undefined,
-      request: () => Promise.reject(new Error('no client')),
-    };
+    const { records, dispatcher, channel } = recording(registry);
     const send = (params: Record<string, unknown>) =>
       dispatcher.handleRequest(
         { jsonrpc: '2.0', id: 1, method: 'tools/call', params },

@@ -16,7 +16,7 @@ import {
   explainCost,
   indexDefinition,
   indexesUsed,
-  INDEX_METHODS,
+  INDEX_SPEC_PROPERTIES,
   type IndexSpec,
 } from './hypothetical.js';
 import { prepareStatement } from './statements.js';
@@ -36,18 +36,7 @@ export function createApplyIndexTool(
     inputSchema: {
       type: 'object',
       properties: {
-        table: {
-          type: 'string',
-          minLength: 1,
-          description: 'Table name, optionally schema-qualified.',
-        },
-        columns: {
-          type: 'array',
-          minItems: 1,
-          maxItems: 8,
-          items: { type: 'string', minLength: 1 },
-        },
-        using: { type: 'string', enum: [...INDEX_METHODS], default: 'btree' },
+        ...INDEX_SPEC_PROPERTIES,
         queries: {
           type: 'array',
           maxItems: MAX_QUERIES,

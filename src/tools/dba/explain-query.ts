@@ -22,7 +22,7 @@ import {
   explainCost,
   indexDefinition,
   withHypo,
-  INDEX_METHODS,
+  INDEX_SPEC_PROPERTIES,
   type IndexSpec,
 } from './hypothetical.js';
 import { requireHypopg } from './requirements.js';
@@ -68,18 +68,7 @@ export function createExplainQueryTool(deps: DbaDeps & { catalog: Catalog }): To
           items: {
             type: 'object',
             properties: {
-              table: {
-                type: 'string',
-                minLength: 1,
-                description: 'Table name, optionally schema-qualified.',
-              },
-              columns: {
-                type: 'array',
-                minItems: 1,
-                maxItems: 8,
-                items: { type: 'string', minLength: 1 },
-              },
-              using: { type: 'string', enum: [...INDEX_METHODS], default: 'btree' },
+              ...INDEX_SPEC_PROPERTIES,
             },
             required: ['table', 'columns'],
             additionalProperties: false,

@@ -16,6 +16,22 @@ export interface IndexSpec {
 
 export const INDEX_METHODS = ['btree', 'hash', 'gist', 'gin', 'brin', 'spgist'] as const;
 
+/** An index's table, columns and method, as the tools' input schemas take them. */
+export const INDEX_SPEC_PROPERTIES = {
+  table: {
+    type: 'string',
+    minLength: 1,
+    description: 'Table name, optionally schema-qualified.',
+  },
+  columns: {
+    type: 'array',
+    minItems: 1,
+    maxItems: 8,
+    items: { type: 'string', minLength: 1 },
+  },
+  using: { type: 'string', enum: [...INDEX_METHODS], default: 'btree' },
+};
+
 /** The CREATE INDEX statement of a spec, every name quoted. */
 export function indexDefinition(spec: IndexSpec, concurrently = false): string {
   const cols = spec.columns.map(quoteIdent).join(', ');
