@@ -9,6 +9,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { packagePath } from '../core/package-path.js';
 import type { Database } from '../db/database.js';
+import { backendPids } from '../db/pooler.js';
 
 const CATALOG_CHANNEL = 'pgmcp_catalog';
 const REGISTRY_CHANNEL = 'pgmcp_registry';
@@ -86,16 +87,6 @@ export async function installCatalogTrigger(
     if ((error as { code?: string }).code === INSUFFICIENT_PRIVILEGE) return 'not-permitted';
     throw error;
   }
-}
-
-/**
- * Whether a connection reaches a server session of its own: a pooler answers the startup with
- * a backend pid of its own making, not the server's.
- */
-async function isDirect(client: pg.Client): Promise<boolean> {
-  const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-  const startupPid = (client as unknown as { processID?: number }).processID;
-  return startupPid === undefined || rows[0]?.pid === startupPid;
 }
 
 export function startCatalogWatch(options: CatalogWatchOptions): CatalogWatch {
@@ -187,7 +178,7 @@ export function startCatalogWatch(options: CatalogWatchOptions): CatalogWatch {
     next.on('notification', (message) => request('notify', message.channel));
     try {
       await next.connect();
-      if (!(await isDirect(next))) {
+      if (!(await backendPids(next)).direct) {
         // Behind a transaction-mode pooler the LISTEN would stay on whichever server session
         // ran it, one that callers share, and its notifications would go astray: poll instead.
         lost = true;

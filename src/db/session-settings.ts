@@ -18,6 +18,7 @@
 // every call carries all its settings transaction-locally, as before.
 import type pg from 'pg';
 import type { PipelineStep } from './pipeline.js';
+import { backendPids } from './pooler.js';
 
 /** The values a call runs under, as set_config takes them. */
 export interface CallSettings {
@@ -131,12 +132,9 @@ export function createSessionSettings(options: SessionSettingsOptions = {}): Ses
 
   const isDirect = async (client: pg.PoolClient): Promise<boolean> => {
     if (checked) return mode === 'base';
-    const { rows } = await client.query<{ pid: number }>(
-      'SELECT pg_catalog.pg_backend_pid() AS pid',
-    );
-    const startupPid = (client as unknown as { processID?: number }).processID;
-    const backendPid = rows[0]!.pid;
+    const { startupPid, backendPid } = await backendPids(client);
     checked = true;
+    // An unknown startup pid counts as a pooler here: the base is only kept where it is sure.
     if (startupPid !== backendPid) {
       mode = 'transaction-local';
       options.onPooler?.({ startupPid, backendPid });
