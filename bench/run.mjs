@@ -15,6 +15,13 @@
 //   BENCH_PROFILE=1        run pgmcp under --cpu-prof and print where its time went
 //   BENCH_PIN=1            PostgreSQL's backends on the last core, the bench's own processes on
 //                          the others (taskset): PostgreSQL's CPU without pgmcp beside it
+//   BENCH_STAGES=0         skip the stage table (a pgmcp under --cpu-prof, after the rounds)
+//   BENCH_STAGES_SECONDS   measured seconds per profiled cell (default BENCH_SECONDS)
+//   BENCH_STAGES_CONCURRENCY  the profiled cells' concurrency (default the highest of
+//                          BENCH_CONCURRENCY)
+//   BENCH_STAGES_INTERVAL_US  the profiler's sampling interval (default 500)
+//   PGMCP_BENCH_ROOT       the checkout whose bin/pgmcp and dist/ are the server under test
+//                          (default this one): a before/after pair measured on one machine state
 //
 // Exit status: 0 when every request succeeded (missed targets are reported, never fatal);
 // 1 when a server did not start or any request failed.
@@ -33,6 +40,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { summarizeProfile } from './profile-summary.mjs';
+import { attributeProfile, formatStageTables, stageRows } from './stages.mjs';
 import {
   KV_HANDLER,
   KV_ROWS,
@@ -44,6 +52,8 @@ import {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
+/** The server under test: this checkout, or another build's (PGMCP_BENCH_ROOT). */
+const serverRoot = path.resolve(process.env.PGMCP_BENCH_ROOT?.trim() || root);
 const resultsDir = path.join(here, 'results');
 
 // ---- settings ---------------------------------------------------------------------------
@@ -81,15 +91,27 @@ function pin(pids, cpuList) {
   }
 }
 
-/** A process and its descendants (pgmcp's embedded state database runs as a child). */
+/**
+ * A process and its descendants (pgmcp's embedded state database runs as a child), the children
+ * of every thread of each (a child belongs to the thread that forked it).
+ */
 function withChildren(pid) {
   const out = [pid];
+  let tasks = [];
   try {
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out; // not Linux, or gone
+  }
+  for (const task of tasks) {
+    let children = '';
+    try {
+      children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+    } catch {
+      continue; // the thread ended meanwhile
+    }
     for (const child of children ? children.split(/\s+/) : [])
       out.push(...withChildren(Number(child)));
-  } catch {
-    // not Linux, or gone
   }
   return out;
 }
@@ -191,6 +213,17 @@ const only = process.env.BENCH_ONLY?.split(',')
   .map((k) => k.trim())
   .filter(Boolean);
 const variants = only ? VARIANTS.filter((v) => only.includes(v.key)) : VARIANTS;
+/** The tool calls the stage table profiles (those of the run's variants). */
+const STAGE_VARIANT_KEYS = ['call', 'routine', 'handler'];
+const stageVariants =
+  process.env.BENCH_STAGES === '0'
+    ? []
+    : variants.filter((v) => STAGE_VARIANT_KEYS.includes(v.key));
+const stagesSeconds = numberFromEnv('BENCH_STAGES_SECONDS', measureSeconds, { min: 0.2 });
+const stagesConcurrency = Math.round(
+  numberFromEnv('BENCH_STAGES_CONCURRENCY', Math.max(...concurrencies), { min: 1 }),
+);
+const stagesIntervalUs = Math.round(numberFromEnv('BENCH_STAGES_INTERVAL_US', 500, { min: 50 }));
 
 // ---- child processes --------------------------------------------------------------------
 
@@ -282,10 +315,10 @@ function createToken() {
     .toISOString()
     .replace(/[^0-9]/g, '')
     .slice(0, 14)}-${process.pid}`;
-  const args = [path.join(root, 'bin', 'pgmcp'), 'token', 'create', '--name', name];
+  const args = [path.join(serverRoot, 'bin', 'pgmcp'), 'token', 'create', '--name', name];
   args.push('--expires', '1h', '--data-dir', STATE_DIR);
   const token = execFileSync(process.execPath, args, {
-    cwd: root,
+    cwd: serverRoot,
     env: pgmcpEnv(),
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -295,7 +328,12 @@ function createToken() {
   return { name, token };
 }
 
-async function startPgmcp(profileDir) {
+/**
+ * profileDir: run under --cpu-prof. unbundled: run tsc's dist/cli/main.js instead of the bundle
+ * bin/pgmcp loads (the same code, one module per source file, so a profile's frames name
+ * their files; the stage table needs that). intervalUs: the profiler's sampling interval.
+ */
+async function startPgmcp(profileDir, { unbundled = false, intervalUs = null } = {}) {
   const env = pgmcpEnv();
   env.PGMCP_POOL_SIZE = String(POOL_SIZE);
   // No exchange log, so every variant measures what it did before the handler variant installed
@@ -310,7 +348,10 @@ async function startPgmcp(profileDir) {
   }
   const args = [
     ...profileFlags(profileDir),
-    path.join(root, 'bin', 'pgmcp'),
+    ...(profileDir && intervalUs ? [`--cpu-prof-interval=${intervalUs}`] : []),
+    unbundled
+      ? path.join(serverRoot, 'dist', 'cli', 'main.js')
+      : path.join(serverRoot, 'bin', 'pgmcp'),
     'serve',
     '--http',
     '127.0.0.1:0',
@@ -320,7 +361,7 @@ async function startPgmcp(profileDir) {
     STATE_DIR,
   ];
   const child = track(
-    spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(process.execPath, args, { cwd: serverRoot, env, stdio: ['ignore', 'pipe', 'pipe'] }),
     'pgmcp',
   );
   const log = createWriteStream(path.join(resultsDir, 'pgmcp-stderr.log'));
@@ -416,6 +457,73 @@ function cpuTicks(pid) {
   }
 }
 
+/** One thread's ticks (utime + stime): the main thread's is /proc/PID/task/PID. */
+function threadTicks(pid, tid = pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A process's ticks by kind of thread: { main, profiler (V8's sampling thread under
+ * --cpu-prof), others (V8's platform workers: GC, compiler; libuv's pool) }.
+ */
+function threadKinds(pid) {
+  const out = { main: threadTicks(pid), profiler: 0, others: 0 };
+  let tasks = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const task of tasks) {
+    if (task === String(pid)) continue;
+    const ticks = threadTicks(pid, task) ?? 0;
+    let name = '';
+    try {
+      name = readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim();
+    } catch {
+      // ended meanwhile
+    }
+    if (name.startsWith('v8:Prof')) out.profiler += ticks;
+    else out.others += ticks;
+  }
+  return out;
+}
+
+/**
+ * Ticks of a process and every descendant, by pid: a server's CPU is its whole tree's (pgmcp's
+ * embedded state database is a child process, and writes the audit rows of every call).
+ */
+function treeTicks(pid) {
+  const ticks = new Map();
+  for (const each of withChildren(pid)) {
+    const t = cpuTicks(each);
+    if (t !== null) ticks.set(each, t);
+  }
+  return { root: pid, ticks };
+}
+
+/**
+ * Ticks a tree used between two snapshots: { total, children }, or null when its root is gone.
+ * A descendant born inside the window counts from zero; one that ended inside it is not seen.
+ */
+function treeDelta(before, after) {
+  if (!before.ticks.has(before.root) || !after.ticks.has(after.root)) return null;
+  let total = 0;
+  let children = 0;
+  for (const [pid, t] of after.ticks) {
+    const used = t - (before.ticks.get(pid) ?? 0);
+    total += used;
+    if (pid !== after.root) children += used;
+  }
+  return { total, children };
+}
+
 /** Busy ticks of the whole machine (all cores), from the first line of /proc/stat. */
 function machineBusyTicks() {
   try {
@@ -434,6 +542,94 @@ const APP_NAMES = {
   raw: 'pgmcp-bench-raw',
   floor: 'pgmcp-bench-floor',
 };
+
+// ---- the stage table ------------------------------------------------------------------------
+
+/**
+ * Runs a pgmcp of its own under --cpu-prof (tsc's unbundled dist/, so frames name their source
+ * files) through one primed, measured cell per tool-call variant, then attributes each cell's
+ * samples to the stages of bench/stages.mjs and its /proc CPU (main thread, other threads,
+ * child processes) to the rows. Returns one entry per variant.
+ */
+async function profileStages({ loadgen, specFor, warmupMs, validateEvery }) {
+  const dir = path.join(resultsDir, 'profiles', `stages-${Date.now()}`);
+  mkdirSync(dir, { recursive: true });
+  console.log(
+    `stage table: pgmcp (unbundled dist/) under --cpu-prof every ${stagesIntervalUs} µs, ${stageVariants.map((v) => v.key).join(', ')} at C=${stagesConcurrency}, ${stagesSeconds} s each`,
+  );
+  const server = await startPgmcp(dir, { unbundled: true, intervalUs: stagesIntervalUs });
+  const pid = server.child.pid;
+  const windows = [];
+  try {
+    const headers = await openLegacySession(server.url);
+    const snap = () => ({
+      us: Number(process.hrtime.bigint() / 1000n), // the profile's clock (monotonic, µs)
+      threads: threadKinds(pid),
+      tree: treeTicks(pid),
+    });
+    for (const variant of stageVariants) {
+      const spec = specFor(variant, stagesConcurrency, {
+        url: server.url,
+        headers,
+        durationMs: Math.round(stagesSeconds * 1000),
+        validateEvery,
+      });
+      if (warmupMs > 0) await loadgen.run({ ...spec, warmupMs: 0, durationMs: warmupMs });
+      let start = null;
+      let end = null;
+      const result = await loadgen.run(spec, (phase) => {
+        if (phase === 'start') start = snap();
+        else end = snap();
+      });
+      windows.push({ variant, result, start, end });
+      console.log(
+        `  profiled ${pad(variant.key, 8, true)} C=${stagesConcurrency} ${pad(int(result.rps), 7)} req/s${result.errors ? `  ERRORS ${result.errors}: ${result.errorSamples[0]}` : ''}`,
+      );
+    }
+  } finally {
+    await stopChild(server.child, 30_000);
+  }
+  // The main thread's profile: CPU.<date>.<time>.<pid>.<thread 0>.<seq>.cpuprofile.
+  const file = readdirSync(dir).find((f) => f.includes(`.${pid}.0.`) && f.endsWith('.cpuprofile'));
+  if (!file) {
+    console.log(`\nno CPU profile from the profiled pgmcp in ${dir} (did it exit cleanly?)`);
+    return [];
+  }
+  const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
+  return windows.map(({ variant, result, start, end }) => {
+    const attributed =
+      start && end
+        ? attributeProfile(profile, { from: start.us, to: end.us })
+        : { stages: {}, busyUs: 0, idleUs: 0, unknownFiles: {} };
+    const tree = start && end ? treeDelta(start.tree, end.tree) : null;
+    const calls = result.completed;
+    const perCall = (ticks) => (calls > 0 && ticks !== null ? (ticks * TICK_US) / calls : null);
+    const used = (kind) =>
+      start?.threads[kind] != null && end?.threads[kind] != null
+        ? end.threads[kind] - start.threads[kind]
+        : null;
+    // The profiled process's own CPU per call; the report scales the stages to the unprofiled
+    // cells' CPU where the same variant ran at the same concurrency.
+    const profiled = {
+      mainThread: perCall(used('main')),
+      otherThreads: perCall(used('others')),
+      profilerThread: perCall(used('profiler')),
+      children: perCall(tree?.children ?? null),
+      sampledBusy: calls > 0 ? attributed.busyUs / calls : null,
+    };
+    return {
+      key: variant.key,
+      name: variant.key,
+      concurrency: stagesConcurrency,
+      errors: result.errors,
+      rps: result.rps,
+      profile: path.relative(root, path.join(dir, file)),
+      calls,
+      profiled,
+      attributed,
+    };
+  });
+}
 
 // ---- database fixture ---------------------------------------------------------------------
 
@@ -577,6 +773,9 @@ async function main() {
   if (!existsSync(path.join(root, 'dist', 'bundle', 'main.js'))) {
     throw new Error('dist/ is missing: run `npm run build` first (npm run bench does).');
   }
+  if (!existsSync(path.join(serverRoot, 'dist', 'bundle', 'main.js'))) {
+    throw new Error(`PGMCP_BENCH_ROOT=${serverRoot} has no dist/bundle/main.js: build it first`);
+  }
   if (variants.length === 0 || concurrencies.length === 0) {
     throw new Error('nothing to run: check BENCH_ONLY and BENCH_CONCURRENCY');
   }
@@ -710,8 +909,9 @@ async function main() {
     ).rows.map((r) => r.pid);
   const snapshot = (pids) => ({
     at: performance.now(),
-    pgmcp: cpuTicks(pgmcp.child.pid),
-    echo: cpuTicks(echo.child.pid),
+    pgmcp: treeTicks(pgmcp.child.pid),
+    pgmcpMain: threadTicks(pgmcp.child.pid),
+    echo: treeTicks(echo.child.pid),
     loadgen: cpuTicks(loadgen.child.pid),
     backends: new Map(pids.map((pid) => [pid, cpuTicks(pid)])),
     machine: machineBusyTicks(),
@@ -724,7 +924,15 @@ async function main() {
       // A backend that ended inside the window contributes what /proc last showed: nothing.
       postgres += (after.backends.get(pid) ?? ticks ?? 0) - (ticks ?? 0);
     }
-    const d = { pgmcp: delta('pgmcp'), echo: delta('echo'), loadgen: delta('loadgen'), postgres };
+    const pgmcpTree = treeDelta(before.pgmcp, after.pgmcp);
+    const d = {
+      pgmcp: pgmcpTree?.total ?? null,
+      pgmcpChildren: pgmcpTree?.children ?? null,
+      pgmcpMain: delta('pgmcpMain'),
+      echo: treeDelta(before.echo, after.echo)?.total ?? null,
+      loadgen: delta('loadgen'),
+      postgres,
+    };
     const machine = delta('machine');
     const seconds = (after.at - before.at) / 1000;
     const ours = (d.pgmcp ?? 0) + (d.echo ?? 0) + (d.loadgen ?? 0) + postgres;
@@ -772,7 +980,12 @@ async function main() {
           variant: variant.key,
           concurrency,
           ...result,
+          // The server's whole process tree; of it, its child processes (the state database).
           serverCpuUsPerReq: server ? perRequest(d[server], result.completed) : null,
+          serverChildrenCpuUsPerReq:
+            server === 'pgmcp' ? perRequest(d.pgmcpChildren, result.completed) : null,
+          serverMainThreadCpuUsPerReq:
+            server === 'pgmcp' ? perRequest(d.pgmcpMain, result.completed) : null,
           postgresCpuUsPerReq: usesDb ? perRequest(d.postgres, result.completed) : null,
           otherCores: d.otherCores ?? null,
         };
@@ -784,6 +997,23 @@ async function main() {
         );
       }
     }
+  }
+
+  // A server that exited during the rounds makes the run invalid (checked before the stage
+  // phase stops pgmcp on purpose).
+  const exited = [
+    ['pgmcp', pgmcp.child],
+    ['echo server', echo.child],
+  ].filter(([, child]) => child.exitCode !== null || child.signalCode !== null);
+
+  // ---- the stage table: pgmcp again, under --cpu-prof, the same loads ----
+  let stageCells = [];
+  if (stageVariants.length > 0 && exited.length === 0) {
+    // The embedded state database's directory is held by its server: the first one goes.
+    await stopChild(pgmcp.child);
+    stageCells = await profileStages({ loadgen, specFor, warmupMs, validateEvery });
+    if (stageCells.some((c) => c.errors > 0))
+      failed += stageCells.reduce((n, c) => n + c.errors, 0);
   }
 
   // ---- summary ----
@@ -923,6 +1153,7 @@ async function main() {
   lines.push(
     `pgmcp bench — node ${process.version}, PostgreSQL ${postgresVersion}, ${new Date().toISOString()}`,
   );
+  if (serverRoot !== root) lines.push(`server under test: ${serverRoot} (PGMCP_BENCH_ROOT)`);
   lines.push(
     `closed loop, HTTP/1.1 keep-alive, ${warmupSeconds} s warm-up + ${measureSeconds} s measured per cell, ${rounds} round(s) interleaved (median shown)`,
   );
@@ -1095,6 +1326,100 @@ async function main() {
     }
     ratios.callVsRawPredictedFromCpu = predicted;
   }
+  // Issue 31: the four measures against the floor of the same run, for each tool call path.
+  const issue31 = {};
+  if (has('floor')) {
+    const judge = (value, target, below) =>
+      value === null || value === undefined ? null : below ? value <= target : value >= target;
+    const cellText = (value, pass, unit = '×', digits = 2) =>
+      pad(`${fixed(value, digits)}${unit} ${verdict(pass)}`, 16, true);
+    for (const [key, rawKey] of [
+      ['call', 'raw'],
+      ['routine', 'raw-routine'],
+      ['handler', null],
+    ]) {
+      if (!has(key)) continue;
+      const m = { serverCpu: {}, postgresCpu: {}, rpsAt32: null, p50OverheadAt1Ms: null };
+      for (const c of concurrencies) {
+        const srv = ratio(key, 'floor', c, 'serverCpuUsPerReq');
+        const pgR = ratio(key, 'floor', c, 'postgresCpuUsPerReq');
+        m.serverCpu[c] = { value: srv, target: '<= 1.5', pass: judge(srv, 1.5, true) };
+        m.postgresCpu[c] = { value: pgR, target: '<= 1.15', pass: judge(pgR, 1.15, true) };
+      }
+      if (concurrencies.includes(32)) {
+        const v = ratio(key, 'floor', 32);
+        m.rpsAt32 = { value: v, target: '>= 0.65', pass: judge(v, 0.65, false) };
+      }
+      if (concurrencies.includes(1) && rawKey && has(rawKey)) {
+        const v = p50Overhead(key, rawKey, 1);
+        m.p50OverheadAt1Ms = { value: v, target: '<= 0.25 ms', pass: judge(v, 0.25, true) };
+      }
+      issue31[key] = m;
+      lines.push('');
+      lines.push(
+        `issue 31: ${key} against the floor (bare node:http + pg.Pool, this run; medians of per-round pairs; reported only)`,
+      );
+      lines.push(
+        `  ${pad('measure', 44, true)} ${concurrencies.map((c) => pad(`C=${c}`, 16, true)).join(' ')} target`,
+      );
+      const line = (name, map, target) =>
+        lines.push(
+          `  ${pad(name, 44, true)} ${concurrencies.map((c) => cellText(map[c]?.value, map[c]?.pass ?? null)).join(' ')} ${target}`,
+        );
+      line(`server CPU per call (process tree) / floor's`, m.serverCpu, '≤ 1.5×');
+      line(`PostgreSQL CPU per call / floor's`, m.postgresCpu, '≤ 1.15×');
+      if (m.rpsAt32)
+        lines.push(
+          `  ${pad("req/s / floor's at C=32", 44, true)} ${cellText(m.rpsAt32.value, m.rpsAt32.pass)} ≥ 0.65×`,
+        );
+      if (m.p50OverheadAt1Ms)
+        lines.push(
+          `  ${pad(`p50 overhead over ${rawKey} at C=1`, 44, true)} ${cellText(m.p50OverheadAt1Ms.value, m.p50OverheadAt1Ms.pass, ' ms', 3)} ≤ 0.25 ms`,
+        );
+    }
+    const children = {};
+    for (const c of concurrencies) children[c] = cpuOf('call', c, 'serverChildrenCpuUsPerReq');
+    if (has('call'))
+      lines.push(
+        `  of the call's server CPU, child processes (embedded state database): ${concurrencies.map((c) => `C=${c}: ${fixed(children[c], 0)} µs`).join('   ')}`,
+      );
+  }
+
+  // Where each tool call's CPU goes, by stage (the profiled pgmcp, after the rounds). The
+  // profile gives the shares of the main thread's time; the CPU is the unprofiled cells' (mean
+  // over rounds, so the rows add up to their total) where the variant ran at that concurrency,
+  // else the profiled run's own.
+  for (const cell of stageCells) {
+    const mine = cells.filter((c) => c.variant === cell.key && c.concurrency === cell.concurrency);
+    const mean = (field) => {
+      const v = mine.map((c) => c[field]).filter((x) => typeof x === 'number');
+      return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
+    };
+    const total = mean('serverCpuUsPerReq');
+    const main = mean('serverMainThreadCpuUsPerReq');
+    const kids = mean('serverChildrenCpuUsPerReq');
+    const measured = total !== null && main !== null && kids !== null;
+    cell.source = measured
+      ? `the unprofiled cells at C=${cell.concurrency} (bundle, mean of ${mine.length} round(s))`
+      : 'the profiled run (no unprofiled cell at this concurrency)';
+    cell.cpuPerCall = measured
+      ? { mainThread: main, otherThreads: Math.max(0, total - main - kids), children: kids }
+      : {
+          mainThread: cell.profiled.mainThread,
+          otherThreads: cell.profiled.otherThreads,
+          children: cell.profiled.children,
+        };
+    cell.table = stageRows(cell.attributed, cell.cpuPerCall);
+    cell.unknownFiles = cell.attributed.unknownFiles;
+  }
+  if (stageCells.length > 0) {
+    lines.push('');
+    lines.push(
+      `CPU per call by stage (shares from pgmcp under --cpu-prof, unbundled dist/, C=${stagesConcurrency}; bench/stages.mjs maps files to stages):`,
+    );
+    lines.push(...formatStageTables(stageCells).map((l) => `  ${l}`));
+  }
+
   lines.push('');
   lines.push('targets:');
   lines.push(
@@ -1118,16 +1443,11 @@ async function main() {
   console.log(lines.join('\n'));
 
   // ---- shut down, profile, write ----
-  for (const [name, child] of [
-    ['pgmcp', pgmcp.child],
-    ['echo server', echo.child],
-  ]) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      console.log(
-        `\nERROR: the ${name} exited during the run (${child.exitCode ?? child.signalCode}).`,
-      );
-      failed++;
-    }
+  for (const [name, child] of exited) {
+    console.log(
+      `\nERROR: the ${name} exited during the run (${child.exitCode ?? child.signalCode}).`,
+    );
+    failed++;
   }
   await monitor.end().catch(() => undefined);
   await stopChild(loadgen.child);
@@ -1160,6 +1480,17 @@ async function main() {
   } catch {
     // not a git checkout
   }
+  let serverCommit = commit;
+  if (serverRoot !== root) {
+    try {
+      serverCommit = execFileSync('git', ['rev-parse', 'HEAD'], {
+        cwd: serverRoot,
+        encoding: 'utf8',
+      }).trim();
+    } catch {
+      serverCommit = null;
+    }
+  }
   const output = {
     meta: {
       date: new Date().toISOString(),
@@ -1170,6 +1501,8 @@ async function main() {
       loadAverage: os.loadavg(),
       commit,
       workingTreeDirty: dirty,
+      serverRoot,
+      serverCommit,
       warmupSeconds,
       measureSeconds,
       rounds,
@@ -1185,6 +1518,8 @@ async function main() {
     bearerServerCpuUsPerReq: bearerCpuUs,
     callP50OverheadMs: { vsRaw: callOverheadP50, vsRawTx: callOverheadVsTxP50, concurrency: minC },
     targets,
+    issue31,
+    stages: stageCells,
     failedRequests: failed,
     cells,
     profiles: Object.fromEntries(
