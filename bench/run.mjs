@@ -600,7 +600,7 @@ async function profileStages({ loadgen, specFor, warmupMs, validateEvery }) {
     const attributed =
       start && end
         ? attributeProfile(profile, { from: start.us, to: end.us })
-        : { stages: {}, busyUs: 0, idleUs: 0, unknownFiles: {} };
+        : { stages: {}, busySamples: 0, idleSamples: 0, unknownFiles: {}, topFrames: {} };
     const tree = start && end ? treeDelta(start.tree, end.tree) : null;
     const calls = result.completed;
     const perCall = (ticks) => (calls > 0 && ticks !== null ? (ticks * TICK_US) / calls : null);
@@ -615,7 +615,7 @@ async function profileStages({ loadgen, specFor, warmupMs, validateEvery }) {
       otherThreads: perCall(used('others')),
       profilerThread: perCall(used('profiler')),
       children: perCall(tree?.children ?? null),
-      sampledBusy: calls > 0 ? attributed.busyUs / calls : null,
+      busySamples: attributed.busySamples,
     };
     return {
       key: variant.key,

@@ -389,8 +389,13 @@ function frameName({ functionName, url, lineNumber }) {
 
 /**
  * Attributes a profile's samples taken between `from` and `to` (µs, the profile's clock: V8's
- * monotonic clock, which is process.hrtime's) to stages. Returns µs of sampled busy time per
- * stage, the total, and the files no rule named (µs each).
+ * monotonic clock, which is process.hrtime's) to stages. Returns the busy samples per stage,
+ * their total, and the files no rule named (samples each).
+ *
+ * Samples are counted, not weighted by their time deltas: V8's sampler signals the thread every
+ * interval and a signal waits while the thread waits for a core, so a delta is wall time (a
+ * sample taken after the thread was preempted for 40 ms carries 40 ms) while the count follows
+ * the time the thread ran.
  */
 export function attributeProfile(profile, { from = -Infinity, to = Infinity } = {}) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -433,36 +438,36 @@ export function attributeProfile(profile, { from = -Infinity, to = Infinity } = 
     const node = byId.get(id);
     if (!node) return;
     if (node.callFrame.functionName === '(idle)') {
-      idle += us;
+      idle++;
       return;
     }
-    busy += us;
+    busy++;
     const { stage, unknown } = stageOfNode(id);
-    stages[stage] += us;
+    stages[stage]++;
     const leaf = frameName(node.callFrame);
-    frames[stage].set(leaf, (frames[stage].get(leaf) ?? 0) + us);
-    if (unknown) unknownFiles[unknown] = (unknownFiles[unknown] ?? 0) + us;
+    frames[stage].set(leaf, (frames[stage].get(leaf) ?? 0) + 1);
+    if (unknown) unknownFiles[unknown] = (unknownFiles[unknown] ?? 0) + 1;
   });
-  // Each stage's leaves with the most samples, for reading a row (µs of samples).
+  // Each stage's leaves with the most samples, for reading a row.
   const topFrames = Object.fromEntries(
     Object.entries(frames).map(([stage, map]) => [
       stage,
       Object.fromEntries([...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8)),
     ]),
   );
-  return { stages, busyUs: busy, idleUs: idle, unknownFiles, topFrames };
+  return { stages, busySamples: busy, idleSamples: idle, unknownFiles, topFrames };
 }
 
 /**
  * The table for one profiled cell. The profile gives each stage's share of the main thread's
- * sampled busy time; the CPU comes from /proc: the main thread's is split by those shares, the
+ * busy samples; the CPU comes from /proc: the main thread's is split by those shares, the
  * other threads and the child processes are rows of their own, so the rows add up to the CPU
  * of pgmcp's whole process tree per call.
  *   cpu: µs per call { mainThread, otherThreads, children }.
  */
 export function stageRows(attributed, cpu) {
   const share = (key) =>
-    attributed.busyUs > 0 ? (attributed.stages[key] ?? 0) / attributed.busyUs : 0;
+    attributed.busySamples > 0 ? (attributed.stages[key] ?? 0) / attributed.busySamples : 0;
   const rows = STAGES.map(({ key, label }) => ({
     key,
     label,
@@ -513,7 +518,7 @@ export function formatStageTables(cells) {
     const p = c.profiled;
     lines.push(
       `  ${c.name}: CPU from ${c.source}; the profiled run (C=${c.concurrency}, ${c.calls} calls): main thread ` +
-        `${fmt(p.mainThread)} µs per call (${fmt(p.sampledBusy)} µs sampled busy), other threads ${fmt(p.otherThreads)}, ` +
+        `${fmt(p.mainThread)} µs per call (${p.busySamples} busy samples), other threads ${fmt(p.otherThreads)}, ` +
         `the profiler's thread ${fmt(p.profilerThread)}, child processes ${fmt(p.children)}`,
     );
     const unknown = Object.entries(c.unknownFiles ?? {}).sort((a, b) => b[1] - a[1]);
@@ -521,7 +526,7 @@ export function formatStageTables(cells) {
       lines.push(
         `    unattributed: ${unknown
           .slice(0, 8)
-          .map(([file, us]) => `${file} ${fmt(us / 1000)} ms`)
+          .map(([file, n]) => `${file} ${n} samples`)
           .join(', ')} (name them in bench/stages.mjs)`,
       );
     }
