@@ -17,9 +17,9 @@
 //                          the others (taskset): PostgreSQL's CPU without pgmcp beside it
 //   BENCH_STAGES=0         skip the stage table (a pgmcp under --cpu-prof, after the rounds)
 //   BENCH_STAGES_SECONDS   measured seconds per profiled cell (default BENCH_SECONDS)
-//   BENCH_STAGES_CONCURRENCY  the profiled cells' concurrency (default the highest of
+//   BENCH_STAGES_C         the profiled cells' concurrency (default the highest of
 //                          BENCH_CONCURRENCY)
-//   BENCH_STAGES_INTERVAL_US  the profiler's sampling interval (default 500)
+//   BENCH_STAGES_US        the profiler's sampling interval in µs (default 500)
 //   PGMCP_BENCH_ROOT       the checkout whose bin/pgmcp and dist/ are the server under test
 //                          (default this one): a before/after pair measured on one machine state
 //
@@ -221,9 +221,9 @@ const stageVariants =
     : variants.filter((v) => STAGE_VARIANT_KEYS.includes(v.key));
 const stagesSeconds = numberFromEnv('BENCH_STAGES_SECONDS', measureSeconds, { min: 0.2 });
 const stagesConcurrency = Math.round(
-  numberFromEnv('BENCH_STAGES_CONCURRENCY', Math.max(...concurrencies), { min: 1 }),
+  numberFromEnv('BENCH_STAGES_C', Math.max(...concurrencies), { min: 1 }),
 );
-const stagesIntervalUs = Math.round(numberFromEnv('BENCH_STAGES_INTERVAL_US', 500, { min: 50 }));
+const stagesIntervalUs = Math.round(numberFromEnv('BENCH_STAGES_US', 500, { min: 50 }));
 
 // ---- child processes --------------------------------------------------------------------
 
@@ -302,8 +302,14 @@ function pgmcpEnv() {
  * pgmcp's state database (tokens, sessions, audit): the embedded one in a directory of the
  * bench's own, so a developer's server holding .pgmcp/data is never touched. It persists
  * between runs (results/ is ignored by git), which spares the embedded database's first start.
+ * Another build (PGMCP_BENCH_ROOT) gets a directory of its own: its migrations may differ.
  */
-const STATE_DIR = path.join(resultsDir, 'state');
+const STATE_DIR = path.join(
+  resultsDir,
+  serverRoot === root
+    ? 'state'
+    : `state-${serverRoot.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '')}`,
+);
 
 /**
  * An API token for the call-auth variant, made the way an operator makes one, in the state
@@ -946,7 +952,7 @@ async function main() {
   const cellSeconds = warmupSeconds + measureSeconds;
   const totalCells = rounds * concurrencies.length * variants.length;
   console.log(
-    `pgmcp bench: ${totalCells} cells × ${cellSeconds} s (${warmupSeconds} s warm-up + ${measureSeconds} s measured) ≈ ${Math.ceil((totalCells * cellSeconds) / 60)} min`,
+    `pgmcp bench: ${totalCells} cells × ${cellSeconds} s (${warmupSeconds} s warm-up + ${measureSeconds} s measured)${stageVariants.length ? `, then the stage table: ${stageVariants.length} profiled cell(s) × ${2 * warmupSeconds + stagesSeconds} s` : ''} ≈ ${Math.ceil((totalCells * cellSeconds + stageVariants.length * (2 * warmupSeconds + stagesSeconds)) / 60)} min`,
   );
   const cells = [];
   let failed = 0;
