@@ -1406,7 +1406,7 @@ async function main() {
     const kids = mean('serverChildrenCpuUsPerReq');
     const measured = total !== null && main !== null && kids !== null;
     cell.source = measured
-      ? `the unprofiled cells at C=${cell.concurrency} (bundle, mean of ${mine.length} round(s))`
+      ? `the ${profiling ? 'cells (themselves under --cpu-prof: BENCH_PROFILE=1)' : 'unprofiled cells'} at C=${cell.concurrency} (bundle, mean of ${mine.length} round(s))`
       : 'the profiled run (no unprofiled cell at this concurrency)';
     cell.cpuPerCall = measured
       ? { mainThread: main, otherThreads: Math.max(0, total - main - kids), children: kids }
