@@ -10,6 +10,8 @@ export const CAPABILITIES = Object.freeze({
   prompts: { listChanged: true },
   completions: {},
   logging: {},
+  // MCP Apps: ui:// views of tool results (mcp/apps.ts).
+  extensions: { 'io.modelcontextprotocol/ui': {} },
 });
 
 export function lifecycleMethods(
