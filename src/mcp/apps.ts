@@ -15,10 +15,12 @@ export const APP_MIME_TYPE = 'text/html;profile=mcp-app';
  * What each view may reach beyond itself: nothing. Empty lists are the extension's own
  * "no external origins", so a host builds a CSP with connect-src 'none' and no outside
  * scripts, styles, images, fonts or frames. Each file also carries the same policy in a meta tag.
+ * The one permission asked for is writing to the clipboard (the grid's Copy).
  */
 const UI_META = Object.freeze({
   ui: Object.freeze({
     csp: Object.freeze({ connectDomains: [], resourceDomains: [], frameDomains: [] }),
+    permissions: Object.freeze({ clipboardWrite: {} }),
     prefersBorder: true,
   }),
 });

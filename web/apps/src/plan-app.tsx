@@ -77,8 +77,10 @@ export function PlanApp({ store }: { store: ReturnType<typeof createHostStore> }
   const analyzed = root['Actual Total Time'] !== undefined;
   const whole = analyzed ? selfTimeTotal(root) || 1 : root['Total Cost'] || 1;
   const byNode = new Map<string, Finding[]>();
+  // The summary is about the whole plan, whatever node it names.
   for (const f of result.findings) {
-    if (f.node !== null) byNode.set(f.node, [...(byNode.get(f.node) ?? []), f]);
+    if (f.node !== null && f.kind !== 'summary')
+      byNode.set(f.node, [...(byNode.get(f.node) ?? []), f]);
   }
   const summary = [
     `Total cost ${formatNumber(root['Total Cost'] ?? 0)}`,
