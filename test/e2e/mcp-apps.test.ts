@@ -89,6 +89,10 @@ describe.skipIf(!info)('MCP Apps in Chromium', () => {
         CREATE TABLE shop.events (id integer, kind text);
         INSERT INTO shop.events
           SELECT i, (array['view', 'click', 'buy'])[1 + i % 3] FROM generate_series(1, 20000) i;
+        CREATE FUNCTION shop.sales_by_region() RETURNS TABLE (region text, total numeric)
+          LANGUAGE sql STABLE
+          AS $$ SELECT region, sum(amount) FROM shop.sales GROUP BY region ORDER BY region $$;
+        COMMENT ON FUNCTION shop.sales_by_region() IS '@mcp Sales per region.';
         GRANT USAGE ON SCHEMA shop TO ${pg.role};
         GRANT SELECT ON ALL TABLES IN SCHEMA shop TO ${pg.role};
         ANALYZE shop.sales;
@@ -209,6 +213,7 @@ describe.skipIf(!info)('MCP Apps in Chromium', () => {
     const link = (name: string) => (tools.find((t) => t.name === name)?._meta as any)?.ui;
     expect(link('query_database')).toEqual({ resourceUri: 'ui://pgmcp/result-grid' });
     expect(link('execute_explain')).toEqual({ resourceUri: 'ui://pgmcp/plan-viewer' });
+    expect(link('sales_by_region')).toEqual({ resourceUri: 'ui://pgmcp/result-grid' });
     expect(link('count_rows')).toBeUndefined();
     const listed = (await apps.listResources()).resources.map((r) => r.uri);
     expect(listed).toEqual(
@@ -284,6 +289,18 @@ describe.skipIf(!info)('MCP Apps in Chromium', () => {
     await frame.getByRole('button', { name: '‹ Previous' }).click();
     await expect.poll(() => frame.locator('.count').textContent()).toContain('Rows 1–10');
     expect(forwarded.at(-1).arguments.offset).toBe(0);
+  });
+
+  it("shows a routine's rows in the grid, its categories as a bar chart", async () => {
+    const frame = await open('sales_by_region', {});
+    const rows = frame.locator('table.grid tbody tr');
+    await expect.poll(() => rows.count()).toBe(3);
+    expect(await rows.first().locator('td').allTextContents()).toEqual(['East', '20970.00']);
+    // A routine's answer is whole: nothing to page through.
+    expect(await frame.getByRole('button', { name: 'Next ›' }).count()).toBe(0);
+    await frame.getByRole('tab', { name: 'Chart' }).click();
+    await frame.getByRole('img', { name: 'Bar chart of total by region' }).waitFor();
+    expect(await frame.locator('rect').count()).toBe(3);
   });
 
   it('blocks a request to another origin with the CSP the view declares', async () => {

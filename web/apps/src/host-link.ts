@@ -18,6 +18,8 @@ export interface HostLink {
   app: App;
   /** The tool that opened this view, when the host says (hostContext.toolInfo). */
   toolName(): string | null;
+  /** That tool's output schema, when the host says. */
+  outputSchema(): unknown;
   call(name: string, args: Record<string, unknown>): Promise<ToolCallOutcome>;
   /** Saves a text file through the host when it can; otherwise as a browser download. */
   save(fileName: string, mimeType: string, text: string): Promise<void>;
@@ -48,6 +50,7 @@ export async function connectToHost(name: string, handlers: LinkHandlers): Promi
   return {
     app,
     toolName: () => app.getHostContext()?.toolInfo?.tool.name ?? null,
+    outputSchema: () => app.getHostContext()?.toolInfo?.tool.outputSchema,
     call: async (tool, args) =>
       (await app.callServerTool({ name: tool, arguments: args })) as ToolCallOutcome,
     async save(fileName, mimeType, text) {

@@ -42,8 +42,9 @@ export function ResultApp({ link, store, prefer }: Props) {
     if (fetched) return fetched;
     if (!host.result) return null;
     const offset = typeof args['offset'] === 'number' ? args['offset'] : 0;
-    return { outcome: host.result, rows: resultOf(host.result.structuredContent), offset };
-  }, [fetched, host.result, args]);
+    const rows = resultOf(host.result.structuredContent, link.outputSchema());
+    return { outcome: host.result, rows, offset };
+  }, [fetched, host.result, args, link]);
 
   const go = async (offset: number, back: boolean) => {
     if (!tool) return;
@@ -56,7 +57,11 @@ export function ResultApp({ link, store, prefer }: Props) {
         return;
       }
       setHistory((h) => (back ? h.slice(0, -1) : [...h, page?.offset ?? 0]));
-      setFetched({ outcome, rows: resultOf(outcome.structuredContent), offset });
+      setFetched({
+        outcome,
+        rows: resultOf(outcome.structuredContent, link.outputSchema()),
+        offset,
+      });
     } catch (error) {
       setFailure(error instanceof Error ? error.message : String(error));
     } finally {
