@@ -138,6 +138,18 @@ describe.each(['legacy', 'modern'] as const)('MCP Apps (%s era)', (era) => {
   });
 });
 
+describe('the server declares the extension', () => {
+  it('to a host that declared it, in initialize and server/discover', async () => {
+    const ext = (r: any) => r.result.capabilities.extensions;
+    expect(ext(await ask('legacy', APPS, 'initialize', { capabilities: APPS }))).toEqual({
+      [APPS_EXTENSION]: {},
+    });
+    expect(ext(await ask('modern', APPS, 'server/discover'))).toEqual({ [APPS_EXTENSION]: {} });
+    expect(ext(await ask('legacy', {}, 'initialize', { capabilities: {} }))).toBeUndefined();
+    expect(ext(await ask('modern', {}, 'server/discover'))).toBeUndefined();
+  });
+});
+
 describe('supportsApps', () => {
   it('reads the extension from the client capabilities', () => {
     expect(supportsApps({})).toBe(false);
