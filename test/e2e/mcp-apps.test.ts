@@ -185,7 +185,11 @@ describe.skipIf(!info)('MCP Apps in Chromium', () => {
   };
 
   /** Reads a view through MCP and opens it in the host page for a call just made. */
-  const open = async (toolName: string, args: Record<string, unknown>): Promise<Frame> => {
+  const open = async (
+    toolName: string,
+    args: Record<string, unknown>,
+    theme: 'light' | 'dark' = 'light',
+  ): Promise<Frame> => {
     const tools = (await apps.listTools()).tools;
     const tool = tools.find((t) => t.name === toolName)!;
     const uri = (tool._meta as any).ui.resourceUri as string;
@@ -203,6 +207,7 @@ describe.skipIf(!info)('MCP Apps in Chromium', () => {
       args,
       result,
       permissions: content._meta.ui.permissions,
+      theme,
     } as any);
     await expect.poll(() => page.frames().some((f) => f.url().startsWith(viewOrigin))).toBe(true);
     return page.frames().find((f) => f.url().startsWith(viewOrigin))!;
@@ -248,7 +253,7 @@ describe.skipIf(!info)('MCP Apps in Chromium', () => {
     );
   });
 
-  it('renders the rows, sorts, filters, saves a CSV and pages through the host', async () => {
+  it('renders the rows, sorts, copies, filters, saves a CSV and pages through the host', async () => {
     const frame = await open('query_database', { query: SALES, limit: 10 });
     const rows = frame.locator('table.grid tbody tr');
     await expect.poll(() => rows.count()).toBe(10);
@@ -262,6 +267,9 @@ describe.skipIf(!info)('MCP Apps in Chromium', () => {
     await amount.click();
     const amounts = await frame.locator('table.grid tbody tr td:nth-child(3)').allTextContents();
     expect(amounts.map(Number)).toEqual([...amounts.map(Number)].sort((a, b) => b - a));
+
+    await frame.getByRole('button', { name: 'Copy' }).click();
+    await expect.poll(() => frame.locator('.notice').textContent()).toBe('Copied 10 rows.');
 
     await frame.getByLabel('Filter rows').fill('north');
     await expect.poll(() => rows.count()).toBe(3);
@@ -332,6 +340,17 @@ describe.skipIf(!info)('MCP Apps in Chromium', () => {
     await chart.waitFor();
     expect(await frame.locator('.series-0 circle').count()).toBe(12);
     await shot('apps-result-chart');
+  });
+
+  it("follows the host's dark theme", async () => {
+    const frame = await open('query_database', { query: SALES, limit: 8 }, 'dark');
+    await expect.poll(() => frame.locator('table.grid tbody tr').count()).toBe(8);
+    const colours = await frame.evaluate(
+      'JSON.stringify([getComputedStyle(document.documentElement).backgroundColor, getComputedStyle(document.querySelector("td")).color])',
+    );
+    // A dark background, light text.
+    expect(JSON.parse(colours as string)).toEqual(['rgb(29, 32, 39)', 'rgb(231, 233, 238)']);
+    await shot('apps-result-grid-dark');
   });
 
   it('draws the plan as a tree with the findings marked', async () => {
