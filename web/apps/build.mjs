@@ -27,8 +27,9 @@ function singleFile() {
               `<script type="module" crossorigin src="[^"]*${escaped}"></script>`,
             );
             if (!tag.test(text)) continue;
-            // "</script" inside the code would end the element early.
-            const code = file.code.replace(/<\/script/gi, '<\\/script');
+            // "</script" inside the code would end the element early, and "<!--" could start
+            // the parser's escaped state; both mean the same with a backslash inside JS.
+            const code = file.code.replace(/<\/script/gi, '<\\/script').replace(/<!--/g, '<\\!--');
             text = text.replace(tag, () => `<script type="module">${code}</script>`);
             delete bundle[name];
           } else if (name.endsWith('.css')) {
