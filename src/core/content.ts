@@ -9,8 +9,8 @@ export type ContentBlock =
   | { type: 'resource_link'; uri: string; name: string; mimeType?: string; description?: string };
 
 export type ResourceContents =
-  | { uri: string; mimeType?: string; text: string }
-  | { uri: string; mimeType?: string; blob: string };
+  | { uri: string; mimeType?: string; text: string; _meta?: Record<string, unknown> }
+  | { uri: string; mimeType?: string; blob: string; _meta?: Record<string, unknown> };
 
 export interface ToolResult {
   content: ContentBlock[];

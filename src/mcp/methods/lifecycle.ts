@@ -1,5 +1,6 @@
 // initialize (legacy), server/discover (modern) and logging/setLevel.
 import { LOG_LEVELS, type LogLevel } from '../../core/specs.js';
+import { APPS_EXTENSION, supportsApps } from '../apps.js';
 import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
 import { ALL_VERSIONS, negotiateLegacy } from '../versions.js';
 import type { FeatureOptions, Handler, Shared } from './shared.js';
@@ -11,6 +12,10 @@ export const CAPABILITIES = Object.freeze({
   completions: {},
   logging: {},
 });
+
+/** A host that declared MCP Apps is told the server has it too; others get what they always got. */
+const capabilitiesFor = (client: Record<string, unknown>): Record<string, unknown> =>
+  supportsApps(client) ? { ...CAPABILITIES, extensions: { [APPS_EXTENSION]: {} } } : CAPABILITIES;
 
 export function lifecycleMethods(
   options: FeatureOptions,
@@ -30,7 +35,7 @@ export function lifecycleMethods(
       session.clientInfo = isObject(params['clientInfo']) ? params['clientInfo'] : null;
       const result: Record<string, unknown> = {
         protocolVersion: version,
-        capabilities: CAPABILITIES,
+        capabilities: capabilitiesFor(session.clientCapabilities),
         serverInfo: { ...options.serverInfo },
       };
       if (options.instructions) result['instructions'] = options.instructions;
@@ -40,7 +45,7 @@ export function lifecycleMethods(
     async discover(_params, scope) {
       const result: Record<string, unknown> = {
         supportedVersions: [...ALL_VERSIONS],
-        capabilities: CAPABILITIES,
+        capabilities: capabilitiesFor(scope.clientCapabilities),
         serverInfo: { ...options.serverInfo },
         ...shared.cacheHints(scope, 'public'),
       };

@@ -1,4 +1,6 @@
 // resources/list, resources/templates/list, resources/read and (legacy) subscriptions.
+import type { ResourceSpec } from '../../core/specs.js';
+import { APP_VIEWS, appView, readAppView, supportsApps, type AppView } from '../apps.js';
 import { resourceNotFound } from '../errors.js';
 import {
   canUse,
@@ -21,14 +23,25 @@ export function resourceMethods(
   unsubscribe: Handler;
 } {
   const { registry } = options;
+  type Listed = Omit<ResourceSpec, 'read'> & { _meta?: AppView['_meta'] };
+  // The registry's list with the MCP Apps views after it, made once per registry snapshot (the
+  // snapshot is the visibility cache's key too).
+  const withViews = new WeakMap<readonly ResourceSpec[], readonly Listed[]>();
+  const listed = (apps: boolean): readonly Listed[] => {
+    const own = registry.resources();
+    if (!apps) return own;
+    let all = withViews.get(own);
+    if (!all) withViews.set(own, (all = [...own, ...APP_VIEWS]));
+    return all;
+  };
 
   return {
     listResources: async (params, scope) =>
       shared.listPage(
         'resources',
         'resources',
-        registry.resources(),
-        { required: ['uri', 'name'], optional: ['title', 'description', 'mimeType'] },
+        listed(supportsApps(scope.clientCapabilities)),
+        { required: ['uri', 'name'], optional: ['title', 'description', 'mimeType', '_meta'] },
         params,
         scope,
       ),
@@ -45,6 +58,8 @@ export function resourceMethods(
 
     async readResource(params, scope) {
       const uri = requireString(params, 'uri');
+      const view = appView(uri);
+      if (view) return { ...(await readAppView(view)), ...shared.cacheHints(scope, 'public') };
       const direct = registry.resource(uri);
       const matched = direct ? undefined : registry.matchTemplate(uri);
       const notFound = resourceNotFound(scope.era, uri, `Resource not found: ${uri}`);

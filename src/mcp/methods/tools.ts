@@ -6,6 +6,7 @@ import { ErrorCodes } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/specs.js';
 import type { ExchangeRecord } from '../../tools/handlers/exchange-log.js';
 import { invokeTool } from '../../tools/invoke.js';
+import { supportsApps, withViewLink } from '../apps.js';
 import { toolError, toolErrorResult } from '../errors.js';
 import { RpcCodes, RpcError } from '../jsonrpc.js';
 import { paginate } from '../pagination.js';
@@ -51,6 +52,11 @@ export function toolMethods(
     if (spec.tags !== undefined && spec.tags.length > 0) tool['_meta'] = { tags: spec.tags };
     return tool;
   };
+  /** A host that declares MCP Apps also gets each tool's view link (mcp/apps.ts). */
+  const wireFor =
+    (apps: boolean) =>
+    (spec: ToolSpec): Record<string, unknown> =>
+      apps ? withViewLink(wireTool(spec), spec) : wireTool(spec);
   /**
    * Pages of the whole (ungated) tools list in wire form, built and serialized once: the
    * registry hands out the same list until it changes, so the list is the cache key.
@@ -60,13 +66,14 @@ export function toolMethods(
     list: readonly ToolSpec[],
     cursor: unknown,
     items: readonly ToolSpec[],
+    apps: boolean,
   ): Record<string, unknown>[] => {
-    if (list !== registry.tools()) return items.map(wireTool); // filtered for this caller
+    if (list !== registry.tools()) return items.map(wireFor(apps)); // filtered for this caller
     let byCursor = pages.get(list);
     if (!byCursor) pages.set(list, (byCursor = new Map()));
-    const key = typeof cursor === 'string' ? cursor : '';
+    const key = `${apps ? 'apps:' : ''}${typeof cursor === 'string' ? cursor : ''}`;
     let page = byCursor.get(key);
-    if (!page) byCursor.set(key, (page = prebuild(items.map(wireTool))));
+    if (!page) byCursor.set(key, (page = prebuild(items.map(wireFor(apps)))));
     return page;
   };
 
@@ -79,7 +86,8 @@ export function toolMethods(
         ? shown.items.filter((t) => t.tags?.some((x) => wanted.has(x)))
         : shown.items;
       const page = paginate(signer, 'tools', items, params['cursor'], pageSize);
-      const tools = toolPage(items, params['cursor'], page.items);
+      const apps = supportsApps(scope.clientCapabilities);
+      const tools = toolPage(items, params['cursor'], page.items, apps);
       return { tools, ...page.next, ...shared.cacheHints(scope, shown.cacheScope) };
     },
 

@@ -1,6 +1,7 @@
 // A line or bar chart of a result, in inline SVG. Sizes are in viewBox units so the chart
 // scales to the width it is given; colours come from CSS variables so both themes work.
 import { formatNumber, niceTicks, type ChartShape } from '../lib/chart-shape';
+import './result-chart.css';
 
 const W = 640;
 const H = 320;
