@@ -139,6 +139,7 @@ export const SOURCE_STAGES = {
   'http/trusted-peers.ts': 'http',
   'http/web-client.ts': 'elsewhere',
   // mcp
+  'mcp/apps.ts': 'elsewhere',
   'mcp/call-context.ts': 'invoke',
   'mcp/channel.ts': 'jsonrpc',
   'mcp/dispatcher.ts': 'jsonrpc',
