@@ -3,23 +3,42 @@
 // all list, call and read through a round-robin load balancer over three instances, exactly as
 // they do against one". Three pgmcp instances share one state database behind Debian's HAProxy
 // (examples/deploy/haproxy.cfg, test/helpers/several-instances.ts). Each client, through its own
-// public API (test/helpers/lb-clients.ts, lb-clients-spawned.ts), lists the tools, calls
-// query_database on the fixture table, lists the resources and reads pg://table/<schema>/items:
-// once through the balancer and once against one instance directly, and the two runs must give
-// the client the same answers. Every client here has a resource API, so every one reads.
+// public API, lists the tools, calls query_database on the fixture table, lists the resources
+// and reads pg://table/<schema>/items: once through the balancer and once against one instance
+// directly, and the two runs must give the client the same answers. Every client here has a
+// resource API, so every one reads. The parts of the bar, and the entries that cover them
+// (era = what the server sees; all over Streamable HTTP):
+// - official SDK v1: `Client` (legacy);
+// - official SDK v2: `Client` in legacy mode (legacy), auto mode (modern), pinned to 2026-07-28
+//   (modern);
+// - LangChain: @langchain/mcp-adapters' MultiServerMCPClient (legacy);
+// - the AI SDK: @ai-sdk/mcp's createMCPClient with its version discovery (modern) and without
+//   (legacy);
+// - OpenAI Agents: MCPServerStreamableHttp (modern);
+// - Mastra: @mastra/mcp's MCPClient (modern);
+// - mcp-use: its MCPClient (legacy);
+//   (all in test/helpers/lb-clients.ts, in this process)
+// - mcp-remote: the bridge as a program, under the SDK v1 stdio client, --protocol legacy (its
+//   default) and auto (modern to the server);
+// - Inspector: its CLI mode as a program, --protocol-era legacy (its default) and auto (modern)
+//   (both in test/helpers/lb-clients-spawned.ts).
 // Each instance's /metrics tells which instance answered which MCP request and in which era: the
 // balanced run must have been served by more than one instance (a legacy session's requests
 // landed on instances that did not create it), the direct run by one, both in the era the client
 // is listed with. No model is called, the clients' telemetry is off (offline-clients.ts), and
-// every connection this process opened went to loopback.
+// every connection this process opened went to loopback. docs/deploy.md lists the same clients
+// and versions; the last test keeps the two in step.
 // First: the clients' telemetry is switched off before any of them is loaded.
 import { isLoopback, watchOutbound, type OutboundWatch } from '../helpers/offline-clients.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haproxyInstalled } from '../helpers/haproxy.js';
 import { IN_PROCESS_CLIENTS, installedVersion, type Job } from '../helpers/lb-clients.js';
 import { SPAWNED_CLIENTS } from '../helpers/lb-clients-spawned.js';
 import {
   createFixtureSchema,
+  REPO_ROOT,
   realPostgres,
   reportSkipped,
   throwawayDatabase,
@@ -134,3 +153,21 @@ describe.skipIf(!pg || !haproxy)(
     });
   },
 );
+
+describe('the client list in docs/deploy.md', () => {
+  it('names every client this suite runs, at the version installed', () => {
+    const doc = readFileSync(join(REPO_ROOT, 'docs', 'deploy.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Clients tested through the balancer'));
+    for (const client of CLIENTS) {
+      expect(section).toContain(
+        `\`${client.packageName}@${installedVersion(client.packageName)}\``,
+      );
+    }
+    const rows = section
+      .split('\n## ')[0]!
+      .split('\n')
+      .filter((line) => /^\| [^-]/.test(line));
+    // The header row, and one row per client.
+    expect(rows.length - 1).toBe(CLIENTS.length);
+  });
+});
