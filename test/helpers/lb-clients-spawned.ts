@@ -7,17 +7,19 @@
 //   would call it. `--stored-auth-only` keeps it from ever starting an interactive login (it
 //   opens a browser only for that); its catalog and client config go to a temporary directory.
 //   It has no update check.
-// Both get a HOME of their own, so nothing is written to the user's.
+// Both get a HOME of their own, so nothing is written to the user's, and loopback-watch.mjs
+// preloaded: every connection they open must go to loopback.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Readable } from 'node:stream';
 import type { LbClient, Observation } from './lb-clients.js';
-import { OFFLINE_ENV } from './offline-clients.js';
+import { isLoopback, OFFLINE_ENV } from './offline-clients.js';
 import { REPO_ROOT } from './postgres.js';
 
 const run = promisify(execFile);
@@ -34,11 +36,36 @@ const INSPECTOR = join(
   'index.js',
 );
 
-/** A temporary HOME, and the environment a spawned client gets: PATH and nothing else of ours. */
-async function withHome<T>(use: (env: Record<string, string>, home: string) => Promise<T>) {
+const LOOPBACK_WATCH = pathToFileURL(join(REPO_ROOT, 'test', 'helpers', 'loopback-watch.mjs')).href;
+
+/**
+ * A temporary HOME, and the environment a spawned client gets: PATH and nothing else of ours,
+ * with loopback-watch.mjs preloaded. After `use`, every destination the programs recorded must
+ * be loopback.
+ */
+async function withHome<T>(
+  use: (env: Record<string, string>, home: string) => Promise<T>,
+): Promise<T> {
   const home = mkdtempSync(join(tmpdir(), 'pgmcp-lb-client-'));
+  const log = join(home, 'outbound.log');
   try {
-    return await use({ PATH: process.env['PATH'] ?? '', HOME: home, ...OFFLINE_ENV }, home);
+    const result = await use(
+      {
+        PATH: process.env['PATH'] ?? '',
+        HOME: home,
+        NODE_OPTIONS: `--import=${LOOPBACK_WATCH}`,
+        PGMCP_OUTBOUND_LOG: log,
+        ...OFFLINE_ENV,
+      },
+      home,
+    );
+    const destinations = existsSync(log)
+      ? readFileSync(log, 'utf8').split('\n').filter(Boolean)
+      : [];
+    if (destinations.length === 0) throw new Error('the client program recorded no connection');
+    const foreign = destinations.filter((d) => !isLoopback(d));
+    if (foreign.length > 0) throw new Error(`the client program went beyond loopback: ${foreign}`);
+    return result;
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

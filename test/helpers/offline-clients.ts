@@ -48,11 +48,17 @@ export function watchOutbound(): OutboundWatch {
       if (socket.remoteAddress) seen.push(socket.remoteAddress);
     });
   };
+  // fetch (Node's own undici, or the npm package): the host before any connection is tried.
+  const onConnect = (message: unknown): void => {
+    seen.push((message as { connectParams: { hostname: string } }).connectParams.hostname);
+  };
   subscribe('net.client.socket', onSocket);
+  subscribe('undici:client:beforeConnect', onConnect);
   return {
     destinations: () => [...new Set(seen)],
     stop: () => {
       unsubscribe('net.client.socket', onSocket);
+      unsubscribe('undici:client:beforeConnect', onConnect);
     },
   };
 }
