@@ -3,7 +3,9 @@
 // query_database, list the resources and read one. Each answers one `Observation`, the values
 // as the client hands them to its caller, so a run through the load balancer can be compared
 // with a run against one instance. The clients that are separate programs (mcp-remote, the
-// Inspector's CLI) are in lb-clients-spawned.ts. Import ./offline-clients.js before this file.
+// Inspector's CLI) are in lb-clients-spawned.ts.
+// First: the clients' telemetry is switched off before any of them is loaded.
+import './offline-clients.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
