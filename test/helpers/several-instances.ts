@@ -17,8 +17,6 @@ export interface Cluster {
 }
 
 export interface ClusterOptions {
-  /** How many instances (default 3). */
-  count?: number;
   /** The conformance fixture server instead of `pgmcp serve` (same arguments). */
   fixtures?: boolean;
   /** pgmcp.yaml of every instance (none when absent). */
@@ -27,7 +25,7 @@ export interface ClusterOptions {
   env?: Record<string, string>;
 }
 
-/** `count` instances serving `info.url`, sharing `stateUrl`, and HAProxy over them. */
+/** Three instances serving `info.url`, sharing `stateUrl`, and HAProxy over them. */
 export async function startCluster(
   info: RealPostgres,
   stateUrl: string,
@@ -47,9 +45,7 @@ export async function startCluster(
     PGMCP_STATE_SECRET: 'several-instances-share-this-secret',
   });
   const started = await Promise.allSettled(
-    Array.from({ length: options.count ?? 3 }, () =>
-      startHttpServer(args, { env, fixtures: options.fixtures ?? false }),
-    ),
+    [1, 2, 3].map(() => startHttpServer(args, { env, fixtures: options.fixtures ?? false })),
   );
   const instances = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const stopAll = async (): Promise<void> => {
