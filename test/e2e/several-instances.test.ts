@@ -5,14 +5,14 @@
 // runs through the balancer; and each step of a legacy session is sent to a different instance
 // directly: the session, its caller binding, DELETE, and a cancellation that lands on another
 // instance than the running query's.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { haproxyInstalled, startBalancer, type Balancer } from '../helpers/haproxy.js';
+import { haproxyInstalled } from '../helpers/haproxy.js';
 import {
   createFixtureSchema,
   realPostgres,
@@ -22,6 +22,7 @@ import {
   type RealPostgres,
 } from '../helpers/postgres.js';
 import { runScenarioMatrix } from '../helpers/scenarios.js';
+import { startCluster, type Cluster } from '../helpers/several-instances.js';
 import {
   postRpc,
   rawHttp,
@@ -29,7 +30,6 @@ import {
   serverEnv,
   spawnPgmcp,
   startHttpServer,
-  type HttpServer,
 } from '../helpers/server.js';
 
 const SUITE = 'test/e2e/several-instances.test.ts (three instances behind HAProxy)';
@@ -38,57 +38,16 @@ const haproxy = haproxyInstalled();
 if (pg && !haproxy)
   reportSkipped(SUITE, '/usr/sbin/haproxy is not installed (apt-get install haproxy)');
 
-interface Cluster {
-  instances: HttpServer[];
-  balancer: Balancer;
-  /** The MCP endpoint through the balancer. */
-  url: string;
-  stop(): Promise<void>;
-}
-
 /** Three instances of the fixture server on one state database, and HAProxy over them. */
-async function startCluster(info: RealPostgres, stateUrl: string): Promise<Cluster> {
-  const dir = mkdtempSync(join(tmpdir(), 'pgmcp-scale-'));
-  const config = join(dir, 'pgmcp.yaml');
-  // Loopback is the trusted proxy here: X-User-Id names the caller, so two callers can be told
-  // apart without tokens (requests without the header, the SDK's, stay anonymous).
-  writeFileSync(config, 'auth:\n  trustedProxies: ["127.0.0.1"]\n');
-  const env = serverEnv({
+function startFixtureCluster(info: RealPostgres, stateUrl: string): Promise<Cluster> {
+  return startCluster(info, stateUrl, {
+    fixtures: true,
+    // Loopback is the trusted proxy here: X-User-Id names the caller, so two callers can be told
+    // apart without tokens (requests without the header, the SDK's, stay anonymous).
+    configYaml: 'auth:\n  trustedProxies: ["127.0.0.1"]\n',
     // The scenarios' time zone (as in scenarios-postgres.test.ts).
-    TZ: 'Asia/Tokyo',
-    PGMCP_LOG_LEVEL: 'info',
-    PGMCP_STATE_URL: stateUrl,
-    PGMCP_STATE_SECRET: 'several-instances-share-this-secret',
+    env: { TZ: 'Asia/Tokyo' },
   });
-  const args = ['--database', info.url, '--config', config];
-  const started = await Promise.allSettled(
-    [1, 2, 3].map(() => startHttpServer(args, { env, fixtures: true })),
-  );
-  const instances = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-  const stopAll = async (): Promise<void> => {
-    await Promise.all(instances.map((i) => i.stop()));
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const failed = started.find((s) => s.status === 'rejected');
-  if (failed) {
-    await stopAll();
-    throw failed.reason;
-  }
-  const balancer = await startBalancer(instances.map((i) => new URL(i.url).host)).catch(
-    async (error: unknown) => {
-      await stopAll();
-      throw error;
-    },
-  );
-  return {
-    instances,
-    balancer,
-    url: `${balancer.origin}/mcp`,
-    async stop() {
-      await balancer.stop();
-      await stopAll();
-    },
-  };
 }
 
 const text = (result: any): string =>
@@ -102,7 +61,7 @@ describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
   let cluster: Cluster;
 
   beforeAll(async () => {
-    cluster = await startCluster(pg!, state.url);
+    cluster = await startFixtureCluster(pg!, state.url);
   }, 180_000);
   afterAll(async () => {
     await cluster?.stop();
@@ -353,7 +312,7 @@ describe.skipIf(!pg || !haproxy)('the e2e scenarios through HAProxy over three i
     async () => {
       const info = pg!;
       const fixture = await createFixtureSchema(info, 'pgmcp_e2e');
-      const cluster = await startCluster(info, state.url).catch(async (error: unknown) => {
+      const cluster = await startFixtureCluster(info, state.url).catch(async (error: unknown) => {
         await fixture.drop();
         throw error;
       });
