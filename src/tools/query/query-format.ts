@@ -77,14 +77,15 @@ export async function formatResult(
     lines[0] = columns.map((c) => tsvValue(c.name)).join('\t');
     for (let r = 0; r < rows.length; r++) {
       const row = rows[r]!;
-      let line = '';
+      const fields = new Array<string>(row.length);
       for (let i = 0; i < row.length; i++) {
         const v = row[i];
         const shown = masked.has(i) && v !== null ? MASK : screenValue(v, withheld);
-        line += i === 0 ? tsvValue(shown) : `\t${tsvValue(shown)}`;
+        fields[i] = tsvValue(shown);
         row[i] = jsonValue(shown);
       }
-      lines[r + 1] = line;
+      // One flat string per line (joined), not a chain of concatenations held until the end.
+      lines[r + 1] = fields.join('\t');
     }
   }
   const answered = answer(columns, lines.join('\n'), rows, result, options);
