@@ -1,7 +1,8 @@
 // Rows as tab-separated text for models: a header line, NULL as an empty field, and
 // tabs, newlines and backslashes escaped so every row stays on one line.
 
-function tsvValue(value: unknown): string {
+/** One value as a TSV field (NULL: empty). */
+export function tsvValue(value: unknown): string {
   if (value === null || value === undefined) return '';
   let text: string;
   if (typeof value === 'string') text = value;

@@ -6,7 +6,7 @@ import type { Lookup } from '../../db/call-session.js';
 import type { PipelineResult } from '../../db/pipeline.js';
 import { MASK } from '../access-policy.js';
 import { screenValue, withheldNote, type Tally } from '../output-screen.js';
-import { jsonValue, toTsv } from '../tsv.js';
+import { jsonValue, tsvValue } from '../tsv.js';
 import type { Masks } from './query-policy.js';
 import { typeNames } from './type-names.js';
 
@@ -57,6 +57,12 @@ async function describeColumns(
   };
 }
 
+/**
+ * The answer to a statement. One pass over the rows builds both forms: each value is masked or
+ * screened once, written into its TSV line, and its JSON-safe form put back in place, so the
+ * rows read off the wire become the structured content's rows (`result.rows` is used up: the
+ * caller must not read it afterwards) and the result is never held as a second set of rows.
+ */
 export async function formatResult(
   lookup: Lookup,
   result: PipelineResult,
@@ -65,10 +71,24 @@ export async function formatResult(
 ): Promise<ToolResult> {
   const { columns, masked } = await describeColumns(lookup, result, masks);
   const withheld: Tally = { count: 0 };
-  const rows = result.rows.map((row) =>
-    row.map((v, i) => (masked.has(i) && v !== null ? MASK : screenValue(v, withheld))),
-  );
-  const answered = answer(columns, rows, result, options);
+  const rows = result.rows;
+  const lines = columns.length === 0 ? [] : new Array<string>(rows.length + 1);
+  if (columns.length > 0) {
+    lines[0] = columns.map((c) => tsvValue(c.name)).join('\t');
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r]!;
+      const fields = new Array<string>(row.length);
+      for (let i = 0; i < row.length; i++) {
+        const v = row[i];
+        const shown = masked.has(i) && v !== null ? MASK : screenValue(v, withheld);
+        fields[i] = tsvValue(shown);
+        row[i] = jsonValue(shown);
+      }
+      // One flat string per line (joined), not a chain of concatenations held until the end.
+      lines[r + 1] = fields.join('\t');
+    }
+  }
+  const answered = answer(columns, lines.join('\n'), rows, result, options);
   // The text is TSV for the model, not JSON: the note goes on its last line.
   const first = answered.content[0];
   if (withheld.count > 0 && first?.type === 'text')
@@ -83,8 +103,10 @@ function more(nextOffset: number | null): string {
     : `more available — use offset=${nextOffset}.`;
 }
 
+/** `tsv`: the rows as TSV, header first; `rows`: the same rows in their JSON-safe form. */
 function answer(
   columns: Column[],
+  tsv: string,
   rows: unknown[][],
   result: PipelineResult,
   { database, offset, maxResultBytes, writes = false }: FormatOptions,
@@ -96,13 +118,7 @@ function answer(
   if (columns.length === 0) {
     lines.push(`${result.command ?? 'OK'}${result.rowCount !== null ? ` ${result.rowCount}` : ''}`);
   } else {
-    lines.push(
-      toTsv(
-        columns.map((c) => c.name),
-        rows,
-      ),
-      '',
-    );
+    lines.push(tsv, '');
     const shown = `${rows.length} row${rows.length === 1 ? '' : 's'}${offset > 0 ? ` (from offset ${offset})` : ''}`;
     const cut = result.valuesCut
       ? `; its long values are cut to fit the ${maxResultBytes}-byte result cap (select a part: left(column, n), length(column))`
@@ -121,7 +137,7 @@ function answer(
     content: [{ type: 'text', text: lines.join('\n') }],
     structuredContent: {
       columns,
-      rows: rows.map((row) => row.map(jsonValue)),
+      rows,
       rowCount: rows.length,
       truncated,
       nextOffset,
