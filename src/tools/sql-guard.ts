@@ -244,11 +244,19 @@ function walk(node: unknown, out: Walk): void {
 }
 
 /**
- * Verdicts of recent statements, by text and options: parameterised statements repeat, and
- * parsing costs ~0.1 ms. Refusals are cached as the error to throw again.
+ * Verdicts of recent statements, by their exact text and the options: parameterised statements
+ * repeat (the values travel as parameters, so the text is the same), and parsing costs tens of
+ * microseconds where a lookup costs a twentieth of one. Refusals are cached as the error to
+ * throw again. The least recently used verdict is dropped first. Not by a normalised text
+ * (libpg-query's normalize or fingerprint, which erase literals): a verdict may depend on a
+ * literal (EXPLAIN's ANALYZE option, a name in a string the policy judges, ORDER BY 1), and
+ * computing either costs most of a parse anyway (docs/tools.md, "What is cached").
  */
 const verdicts = new Map<string, GuardResult | AppError>();
 const VERDICT_CACHE_SIZE = 512;
+/** Statements parsed so far (tests count them to see a verdict reused). */
+let parses = 0;
+export const guardParses = (): number => parses;
 const optionKeys = new WeakMap<GuardOptions, string>();
 
 function cacheKey(sql: string, options: GuardOptions): string {
@@ -265,7 +273,11 @@ export function checkStatement(sql: string, options: GuardOptions): GuardResult 
   if (sql.length > 16_384) return judge(sql, options);
   const key = cacheKey(sql, options);
   let verdict = verdicts.get(key);
-  if (verdict === undefined) {
+  if (verdict !== undefined) {
+    // Least recently used first out: a hit moves to the end.
+    verdicts.delete(key);
+    verdicts.set(key, verdict);
+  } else {
     try {
       verdict = judge(sql, options);
     } catch (error) {
@@ -282,6 +294,7 @@ export function checkStatement(sql: string, options: GuardOptions): GuardResult 
 
 function judge(sql: string, options: GuardOptions): GuardResult {
   let tree: { stmts?: { stmt?: Record<string, unknown> }[] };
+  parses += 1;
   try {
     tree = parseSync(sql) as typeof tree;
   } catch (error) {
