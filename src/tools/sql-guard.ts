@@ -1,9 +1,10 @@
 // The second wall around free SQL: PostgreSQL's own parser (libpg-query) decides what a
 // statement is before it runs. The first wall is the transaction mode and the role; this
 // one refuses what no read-only transaction should even attempt, with a clear reason.
-import { loadModule, parseSync } from 'libpg-query';
+import { loadModule } from 'libpg-query';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import { nameMatcher } from '../core/glob.js';
+import { parseSql, type ParseTree } from './common/parse-tree.js';
 
 export type StatementKind = 'read' | 'write';
 
@@ -254,9 +255,13 @@ function walk(node: unknown, out: Walk): void {
  */
 const verdicts = new Map<string, GuardResult | AppError>();
 const VERDICT_CACHE_SIZE = 512;
-/** Statements parsed so far (tests count them to see a verdict reused). */
-let parses = 0;
-export const guardParses = (): number => parses;
+/** The parse tree a verdict was reached on, for the stages after it (query-policy). */
+const trees = new WeakMap<GuardResult, { sql: string; tree: ParseTree }>();
+/** The tree of `sql` that `guard` was reached on; undefined when that is another text. */
+export function treeOf(guard: GuardResult, sql: string): ParseTree | undefined {
+  const known = trees.get(guard);
+  return known?.sql === sql ? known.tree : undefined;
+}
 const optionKeys = new WeakMap<GuardOptions, string>();
 
 function cacheKey(sql: string, options: GuardOptions): string {
@@ -293,10 +298,9 @@ export function checkStatement(sql: string, options: GuardOptions): GuardResult 
 }
 
 function judge(sql: string, options: GuardOptions): GuardResult {
-  let tree: { stmts?: { stmt?: Record<string, unknown> }[] };
-  parses += 1;
+  let tree: ParseTree;
   try {
-    tree = parseSync(sql) as typeof tree;
+    tree = parseSql(sql);
   } catch (error) {
     const details = (error as { sqlDetails?: { cursorPosition?: number } }).sqlDetails;
     const position = details?.cursorPosition !== undefined ? details.cursorPosition + 1 : undefined;
@@ -373,7 +377,7 @@ function judge(sql: string, options: GuardOptions): GuardResult {
       { category: 'input', details: { sqlstate: '25006' } },
     );
   }
-  return {
+  const verdict: GuardResult = {
     kind: writes ? 'write' : 'read',
     statement: type,
     effective,
@@ -383,4 +387,6 @@ function judge(sql: string, options: GuardOptions): GuardResult {
     ctes: out.ctes,
     columns: out.columns,
   };
+  trees.set(verdict, { sql, tree });
+  return verdict;
 }
