@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sqlParses } from './common/parse-tree.js';
 import { checkStatement, DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from './sql-guard.js';
 
 const readOnly = { allowWrites: false, deniedFunctions: DEFAULT_DENIED_FUNCTIONS };
@@ -90,5 +91,24 @@ describe('sql guard', () => {
     expect(result.columns).toEqual([['x'], ['v', '*']]);
     expect(result.functions).toContain('lower');
     expect(result.ctes).toEqual(['c']);
+  });
+
+  it('keeps the verdicts used most recently when it drops one (counted parses)', () => {
+    // Its own options: verdicts are kept per text and options, so no other test's count in.
+    const options = { allowWrites: false, deniedFunctions: ['lru_test_*'] };
+    const parsed = (sql: string): number => {
+      const before = sqlParses();
+      checkStatement(sql, options);
+      return sqlParses() - before;
+    };
+    const text = (i: number) => `select ${i} as lru_probe`;
+    // As many as are kept: each parsed once, then answered from the cache.
+    for (let i = 0; i < 512; i++) expect(parsed(text(i))).toBe(1);
+    expect(parsed(text(0))).toBe(0);
+    // One more: the least recently used (1, since 0 was just used) is dropped, not 0.
+    expect(parsed(text(512))).toBe(1);
+    expect(parsed(text(0))).toBe(0);
+    expect(parsed(text(2))).toBe(0);
+    expect(parsed(text(1))).toBe(1);
   });
 });

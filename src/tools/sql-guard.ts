@@ -1,9 +1,10 @@
 // The second wall around free SQL: PostgreSQL's own parser (libpg-query) decides what a
 // statement is before it runs. The first wall is the transaction mode and the role; this
 // one refuses what no read-only transaction should even attempt, with a clear reason.
-import { loadModule, parseSync } from 'libpg-query';
+import { loadModule } from 'libpg-query';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import { nameMatcher } from '../core/glob.js';
+import { parseSql, type ParseTree } from './common/parse-tree.js';
 
 export type StatementKind = 'read' | 'write';
 
@@ -244,11 +245,23 @@ function walk(node: unknown, out: Walk): void {
 }
 
 /**
- * Verdicts of recent statements, by text and options: parameterised statements repeat, and
- * parsing costs ~0.1 ms. Refusals are cached as the error to throw again.
+ * Verdicts of recent statements, by their exact text and the options: parameterised statements
+ * repeat (the values travel as parameters, so the text is the same), and parsing costs tens of
+ * microseconds where a lookup costs a twentieth of one. Refusals are cached as the error to
+ * throw again. The least recently used verdict is dropped first. Not by a normalised text
+ * (libpg-query's normalize or fingerprint, which erase literals): a verdict may depend on a
+ * literal (EXPLAIN's ANALYZE option, a name in a string the policy judges, ORDER BY 1), and
+ * computing either costs most of a parse anyway (docs/tools.md, "What is cached").
  */
 const verdicts = new Map<string, GuardResult | AppError>();
 const VERDICT_CACHE_SIZE = 512;
+/** The parse tree a verdict was reached on, for the stages after it (query-policy). */
+const trees = new WeakMap<GuardResult, { sql: string; tree: ParseTree }>();
+/** The tree of `sql` that `guard` was reached on; undefined when that is another text. */
+export function treeOf(guard: GuardResult, sql: string): ParseTree | undefined {
+  const known = trees.get(guard);
+  return known?.sql === sql ? known.tree : undefined;
+}
 const optionKeys = new WeakMap<GuardOptions, string>();
 
 function cacheKey(sql: string, options: GuardOptions): string {
@@ -265,7 +278,11 @@ export function checkStatement(sql: string, options: GuardOptions): GuardResult 
   if (sql.length > 16_384) return judge(sql, options);
   const key = cacheKey(sql, options);
   let verdict = verdicts.get(key);
-  if (verdict === undefined) {
+  if (verdict !== undefined) {
+    // Least recently used first out: a hit moves to the end.
+    verdicts.delete(key);
+    verdicts.set(key, verdict);
+  } else {
     try {
       verdict = judge(sql, options);
     } catch (error) {
@@ -281,9 +298,9 @@ export function checkStatement(sql: string, options: GuardOptions): GuardResult 
 }
 
 function judge(sql: string, options: GuardOptions): GuardResult {
-  let tree: { stmts?: { stmt?: Record<string, unknown> }[] };
+  let tree: ParseTree;
   try {
-    tree = parseSync(sql) as typeof tree;
+    tree = parseSql(sql);
   } catch (error) {
     const details = (error as { sqlDetails?: { cursorPosition?: number } }).sqlDetails;
     const position = details?.cursorPosition !== undefined ? details.cursorPosition + 1 : undefined;
@@ -360,7 +377,7 @@ function judge(sql: string, options: GuardOptions): GuardResult {
       { category: 'input', details: { sqlstate: '25006' } },
     );
   }
-  return {
+  const verdict: GuardResult = {
     kind: writes ? 'write' : 'read',
     statement: type,
     effective,
@@ -370,4 +387,6 @@ function judge(sql: string, options: GuardOptions): GuardResult {
     ctes: out.ctes,
     columns: out.columns,
   };
+  trees.set(verdict, { sql, tree });
+  return verdict;
 }

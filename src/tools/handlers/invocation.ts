@@ -31,6 +31,17 @@ function authRequired(row: HandlerRow): AppError {
   );
 }
 
+/** The call of a handler's generated function: built once per loaded row (per catalog load). */
+const callTexts = new WeakMap<HandlerRow, string>();
+function callText(row: HandlerRow): string {
+  let sql = callTexts.get(row);
+  if (sql === undefined) {
+    sql = `SELECT mcp.${quoteIdent(row.function_name)}(ROW($1::jsonb, $2::text, $3::jsonb, $4::text)::mcp.request) AS response`;
+    callTexts.set(row, sql);
+  }
+  return sql;
+}
+
 /** Runs the generated function in one transaction (one round trip) and returns its envelope. */
 async function invoke(
   db: Database,
@@ -45,7 +56,6 @@ async function invoke(
     tenant_id: ctx.principal.tenantId,
     claims: ctx.principal.claims,
   };
-  const sql = `SELECT mcp.${quoteIdent(row.function_name)}(ROW($1::jsonb, $2::text, $3::jsonb, $4::text)::mcp.request) AS response`;
   // BEGIN, the settings, the call and ROLLBACK or COMMIT in one round trip.
   const result = await db.runStatement({
     // A handler tagged read-only runs READ ONLY, and may run on a read replica
@@ -57,7 +67,7 @@ async function invoke(
     signal: ctx.signal,
     // A generated call of a registered handler: a read-write one keeps its connection.
     keepAfterWrite: true,
-    sql,
+    sql: callText(row),
     params: [JSON.stringify(call.args), call.uri, JSON.stringify(context), randomUUID()],
     offset: 0,
     limit: 1,

@@ -152,6 +152,26 @@ const FAILURE_MESSAGES = {
     'credential screen: the list of views and functions that may read credentials could not be worked out; every statement that names a view or function is analysed in full until it can',
 } as const;
 
+/**
+ * The names a statement uses, lower case, and whether one is a credential catalog: worked out
+ * once per verdict (sql-guard keeps a repeated statement's verdict, so a repeated call finds
+ * them here).
+ */
+const namesOf = new WeakMap<GuardResult, { named: string[]; secret: boolean }>();
+function namedIn(guard: GuardResult): { named: string[]; secret: boolean } {
+  let known = namesOf.get(guard);
+  if (!known) {
+    const named = [
+      ...guard.relations.map((r) => r.name.toLowerCase()),
+      ...guard.functions,
+      ...guard.columns.flatMap((fields) => fields.slice(1).map((f) => f.toLowerCase())),
+    ];
+    known = { named, secret: named.some((n) => SECRET_RELATION_NAMES.has(n)) };
+    namesOf.set(guard, known);
+  }
+  return known;
+}
+
 export function createCredentialScreen(
   options: { now?: () => number; logger?: ScreenLogger } = {},
 ): CredentialScreen {
@@ -162,12 +182,8 @@ export function createCredentialScreen(
   let warned = false;
   return {
     async mayReach(lookup, guard) {
-      const named = [
-        ...guard.relations.map((r) => r.name.toLowerCase()),
-        ...guard.functions,
-        ...guard.columns.flatMap((fields) => fields.slice(1).map((f) => f.toLowerCase())),
-      ];
-      if (named.some((n) => SECRET_RELATION_NAMES.has(n))) return true;
+      const { named, secret } = namedIn(guard);
+      if (secret) return true;
       if (named.length === 0) return false;
       if (cached === null || now() >= until) {
         try {

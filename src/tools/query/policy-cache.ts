@@ -25,7 +25,7 @@ import type { AccessPolicy } from '../access-policy.js';
 import type { Masks } from './query-policy.js';
 
 const POLICY_CACHE_TTL_MS = 60_000;
-/** Remembered answers (and statements) per role, the oldest dropped first. */
+/** Remembered answers (and statements) per role, the least recently used dropped first. */
 const MAX_ENTRIES = 2_000;
 
 /** Whether the database keeps a generation (asked on pgmcp's own connection). */
@@ -95,6 +95,16 @@ function bounded<K, V>(map: Map<K, V>, key: K, value: V): void {
   if (map.size > MAX_ENTRIES) map.delete(map.keys().next().value as K);
 }
 
+/** The entry, moved to the end so that the least recently used is the first dropped. */
+function recent<K, V>(map: Map<K, V> | undefined, key: K): V | undefined {
+  const value = map?.get(key);
+  if (value !== undefined) {
+    map!.delete(key);
+    map!.set(key, value);
+  }
+  return value;
+}
+
 export function createPolicyCache(
   options: { ttlMs?: number; now?: () => number } = {},
 ): PolicyCache {
@@ -111,7 +121,7 @@ export function createPolicyCache(
       scopes.clear();
     },
     open(session) {
-      let used = false;
+      let reused = false;
       let failed = false;
       let scope: Scope | null = null;
 
@@ -154,9 +164,9 @@ export function createPolicyCache(
           const current = await ensureScope();
           if (current.generation === null) return send<R>(text, values, options);
           const key = `${text}\u0000${JSON.stringify(values)}`;
-          const remembered = current.answers.get(key);
+          const remembered = recent(current.answers, key);
           if (remembered) {
-            used = true;
+            reused = true;
             return remembered as { rows: R[] };
           }
           const answer = await send<R>(text, values, options);
@@ -171,7 +181,7 @@ export function createPolicyCache(
       return {
         lookup,
         get used() {
-          return used;
+          return reused;
         },
         get failed() {
           return failed;
@@ -179,8 +189,8 @@ export function createPolicyCache(
         async masks(policy, sql) {
           const current = await ensureScope();
           if (current.generation === null) return undefined;
-          const masks = current.masks.get(policy)?.get(sql);
-          if (masks) used = true;
+          const masks = recent(current.masks.get(policy), sql);
+          if (masks) reused = true;
           return masks;
         },
         remember(policy, sql, masks) {
@@ -190,7 +200,7 @@ export function createPolicyCache(
           bounded(verdicts, sql, masks);
         },
         guard() {
-          if (used && scope?.generation != null)
+          if (reused && scope?.generation != null)
             session.precede({ text: UNCHANGED_SQL, values: [scope.generation, scope.path] });
         },
       };

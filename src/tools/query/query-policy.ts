@@ -5,7 +5,7 @@
 import type { Lookup } from '../../db/call-session.js';
 import { AppError, ErrorCodes, isAppError } from '../../core/errors.js';
 import type { AccessPolicy } from '../access-policy.js';
-import type { GuardResult } from '../sql-guard.js';
+import { treeOf, type GuardResult } from '../sql-guard.js';
 import type { CredentialScreen } from './credential-screen.js';
 import type { CallCache } from './policy-cache.js';
 import { checkCatalog } from './catalog-access.js';
@@ -59,8 +59,10 @@ export async function checkPolicy(
   // Without a policy only credentials are at stake, and most statements cannot reach them.
   if (!policy.active && screen !== null && !(await screen.mayReach(lookup, guard))) return NO_MASKS;
   const judge = judgeOf(policy);
-  const parsed = tryParse(sql);
-  const tree = parsed.ok ? parsed.tree : {};
+  // The tree the guard judged (a repeated statement's verdict keeps it), else parsed again.
+  const known = treeOf(guard, sql);
+  const parsed = known ? null : tryParse(sql);
+  const tree = known ?? (parsed?.ok ? parsed.tree : {});
   // From the statement's names again when another session dropped or replaced what the
   // analysis was following (the statement will see the catalog as it is then).
   const { relations, columns, setReturning } = await analyseAgain(

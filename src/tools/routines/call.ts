@@ -79,29 +79,40 @@ function toParameter(types: TypeMap, oid: number, value: unknown): unknown {
   }
 }
 
-/** Build the call: SELECT … FROM schema.fn(…) AS r, or CALL schema.proc(…). */
-export function buildCall(
-  derived: DerivedRoutine,
-  types: TypeMap,
-  args: Record<string, unknown>,
-): BuiltCall {
+/** What a routine's calls reuse, worked out once per catalog load (a reload derives anew). */
+interface Prepared {
+  types: TypeMap;
+  /** By which inputs are given ('1' given, '0' not): the statement's text. */
+  texts: Map<string, string>;
+  /** The result columns' base type names (scalar: one), for reading values back. */
+  columns: (string | null)[];
+}
+const preparedCalls = new WeakMap<DerivedRoutine, Prepared>();
+function prepared(derived: DerivedRoutine, types: TypeMap): Prepared {
+  let known = preparedCalls.get(derived);
+  if (known?.types !== types) {
+    const shape = derived.shape;
+    const oids =
+      shape.kind === 'scalar'
+        ? [shape.typeOid]
+        : shape.kind === 'row'
+          ? shape.columns.map((c) => c.typeOid)
+          : [];
+    known = { types, texts: new Map(), columns: oids.map((oid) => baseName(types, oid)) };
+    preparedCalls.set(derived, known);
+  }
+  return known;
+}
+
+/** The statement's text when the inputs marked in `given` are passed, numbered in order. */
+function callText(derived: DerivedRoutine, types: TypeMap, given: boolean[]): string {
   const r = derived.routine;
   const named = derived.inputs.every((p) => p.sqlName !== null);
-  const values: unknown[] = [];
   const parts: string[] = [];
-  const given = derived.inputs.map((p) => args[p.property] !== undefined);
-  const lastGiven = given.lastIndexOf(true);
+  let n = 0;
   derived.inputs.forEach((p, i) => {
-    if (!given[i]) {
-      if (named || i > lastGiven) return;
-      throw new AppError(
-        ErrorCodes.TOOL_INPUT_INVALID,
-        `${derived.name}: pass ${p.property} as well (its parameters are unnamed, so they are positional).`,
-        { category: 'input' },
-      );
-    }
-    values.push(toParameter(types, p.typeOid, args[p.property]));
-    const expr = placeholder(types, p.typeOid, values.length);
+    if (!given[i]) return;
+    const expr = placeholder(types, p.typeOid, ++n);
     const variadic = p.variadic ? 'VARIADIC ' : '';
     parts.push(named ? `${variadic}${quoteIdent(p.sqlName!)} => ${expr}` : `${variadic}${expr}`);
   });
@@ -113,19 +124,44 @@ export function buildCall(
         if (a.mode === 'out' && a.name !== null) parts.push(`${quoteIdent(a.name)} => NULL`);
       }
     }
-    return { text: `CALL ${callee}(${parts.join(', ')})`, values };
+    return `CALL ${callee}(${parts.join(', ')})`;
   }
   const shape = derived.shape;
   const from = `${callee}(${parts.join(', ')})`;
-  if (shape.kind === 'void') return { text: `SELECT FROM ${from} AS r`, values };
-  if (shape.kind === 'scalar') {
-    return {
-      text: `SELECT ${columnExpr(types, shape.typeOid, 'r.value')} FROM ${from} AS r(value)`,
-      values,
-    };
-  }
+  if (shape.kind === 'void') return `SELECT FROM ${from} AS r`;
+  if (shape.kind === 'scalar')
+    return `SELECT ${columnExpr(types, shape.typeOid, 'r.value')} FROM ${from} AS r(value)`;
   const columns = shape.columns.map((c) => columnExpr(types, c.typeOid, `r.${quoteIdent(c.name)}`));
-  return { text: `SELECT ${columns.join(', ')} FROM ${from} AS r`, values };
+  return `SELECT ${columns.join(', ')} FROM ${from} AS r`;
+}
+
+/** Build the call: SELECT … FROM schema.fn(…) AS r, or CALL schema.proc(…). */
+export function buildCall(
+  derived: DerivedRoutine,
+  types: TypeMap,
+  args: Record<string, unknown>,
+): BuiltCall {
+  const named = derived.inputs.every((p) => p.sqlName !== null);
+  const values: unknown[] = [];
+  const given = derived.inputs.map((p) => args[p.property] !== undefined);
+  const lastGiven = given.lastIndexOf(true);
+  let key = '';
+  derived.inputs.forEach((p, i) => {
+    key += given[i] ? '1' : '0';
+    if (!given[i]) {
+      if (named || i > lastGiven) return;
+      throw new AppError(
+        ErrorCodes.TOOL_INPUT_INVALID,
+        `${derived.name}: pass ${p.property} as well (its parameters are unnamed, so they are positional).`,
+        { category: 'input' },
+      );
+    }
+    values.push(toParameter(types, p.typeOid, args[p.property]));
+  });
+  const { texts } = prepared(derived, types);
+  let text = texts.get(key);
+  if (text === undefined) texts.set(key, (text = callText(derived, types, given)));
+  return { text, values };
 }
 
 /** How a result column is read: exact text for int8/numeric, base64 for bytea, else to_json. */
@@ -142,9 +178,9 @@ function columnExpr(types: TypeMap, oid: number, ref: string): string {
 }
 
 /** A value read back (text, JSON, or a driver value from CALL) → its JSON form. */
-function fromResult(types: TypeMap, oid: number, value: unknown): unknown {
+function fromResult(base: string | null, value: unknown): unknown {
   if (value === null || value === undefined) return null;
-  switch (baseName(types, oid)) {
+  switch (base) {
     case 'int8': {
       const n = Number(value);
       return Number.isSafeInteger(n) ? n : String(value);
@@ -237,9 +273,9 @@ interface Fetched {
  * (a routine's body is not analysed, so this screen is all that stands between a function that
  * reads pg_authid and the model). bytea travels as base64: its bytes are what is judged.
  */
-function cell(types: TypeMap, oid: number, value: unknown, tally: Tally): unknown {
-  const converted = fromResult(types, oid, value);
-  if (typeof converted === 'string' && baseName(types, oid) === 'bytea') {
+function cell(base: string | null, value: unknown, tally: Tally): unknown {
+  const converted = fromResult(base, value);
+  if (typeof converted === 'string' && base === 'bytea') {
     if (!base64LooksLikeCredential(converted)) return converted;
     tally.count += 1;
     return WITHHELD;
@@ -255,11 +291,12 @@ function shapeResult(
 ): unknown {
   const shape = derived.shape;
   const rows = fetched.rows;
+  const bases = prepared(derived, types).columns;
   if (derived.routine.kind === 'procedure') {
     if (shape.kind !== 'row') return undefined;
     const row = rows[0] ?? [];
     return Object.fromEntries(
-      shape.columns.map((c, i) => [c.name, cell(types, c.typeOid, row[i], tally)]),
+      shape.columns.map((c, i) => [c.name, cell(bases[i] ?? null, row[i], tally)]),
     );
   }
   const truncated = fetched.truncatedBy !== null ? { truncated: true } : {};
@@ -267,13 +304,13 @@ function shapeResult(
     case 'void':
       return undefined;
     case 'scalar': {
-      const values = rows.map((row) => cell(types, shape.typeOid, row[0], tally));
+      const values = rows.map((row) => cell(bases[0] ?? null, row[0], tally));
       return shape.set ? { items: values, ...truncated } : { value: values[0] ?? null };
     }
     case 'row': {
       const objects = rows.map((row) =>
         Object.fromEntries(
-          shape.columns.map((c, i) => [c.name, cell(types, c.typeOid, row[i], tally)]),
+          shape.columns.map((c, i) => [c.name, cell(bases[i] ?? null, row[i], tally)]),
         ),
       );
       if (shape.set) return { items: objects, ...truncated };
