@@ -5,22 +5,23 @@
 // runs through the balancer; and each step of a legacy session is sent to a different instance
 // directly: the session, its caller binding, DELETE, and a cancellation that lands on another
 // instance than the running query's.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { haproxyInstalled, startBalancer, type Balancer } from '../helpers/haproxy.js';
+import { startCluster, type Cluster } from '../helpers/cluster.js';
+import { haproxyInstalled, startBalancer } from '../helpers/haproxy.js';
 import {
   createFixtureSchema,
   realPostgres,
   reportSkipped,
   throwawayDatabase,
   withClient,
-  type RealPostgres,
 } from '../helpers/postgres.js';
+import { dropKeys, realRedis, uniquePrefix } from '../helpers/redis.js';
 import { runScenarioMatrix } from '../helpers/scenarios.js';
 import {
   postRpc,
@@ -29,7 +30,6 @@ import {
   serverEnv,
   spawnPgmcp,
   startHttpServer,
-  type HttpServer,
 } from '../helpers/server.js';
 
 const SUITE = 'test/e2e/several-instances.test.ts (three instances behind HAProxy)';
@@ -37,59 +37,6 @@ const pg = await realPostgres(SUITE);
 const haproxy = haproxyInstalled();
 if (pg && !haproxy)
   reportSkipped(SUITE, '/usr/sbin/haproxy is not installed (apt-get install haproxy)');
-
-interface Cluster {
-  instances: HttpServer[];
-  balancer: Balancer;
-  /** The MCP endpoint through the balancer. */
-  url: string;
-  stop(): Promise<void>;
-}
-
-/** Three instances of the fixture server on one state database, and HAProxy over them. */
-async function startCluster(info: RealPostgres, stateUrl: string): Promise<Cluster> {
-  const dir = mkdtempSync(join(tmpdir(), 'pgmcp-scale-'));
-  const config = join(dir, 'pgmcp.yaml');
-  // Loopback is the trusted proxy here: X-User-Id names the caller, so two callers can be told
-  // apart without tokens (requests without the header, the SDK's, stay anonymous).
-  writeFileSync(config, 'auth:\n  trustedProxies: ["127.0.0.1"]\n');
-  const env = serverEnv({
-    // The scenarios' time zone (as in scenarios-postgres.test.ts).
-    TZ: 'Asia/Tokyo',
-    PGMCP_LOG_LEVEL: 'info',
-    PGMCP_STATE_URL: stateUrl,
-    PGMCP_STATE_SECRET: 'several-instances-share-this-secret',
-  });
-  const args = ['--database', info.url, '--config', config];
-  const started = await Promise.allSettled(
-    [1, 2, 3].map(() => startHttpServer(args, { env, fixtures: true })),
-  );
-  const instances = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-  const stopAll = async (): Promise<void> => {
-    await Promise.all(instances.map((i) => i.stop()));
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const failed = started.find((s) => s.status === 'rejected');
-  if (failed) {
-    await stopAll();
-    throw failed.reason;
-  }
-  const balancer = await startBalancer(instances.map((i) => new URL(i.url).host)).catch(
-    async (error: unknown) => {
-      await stopAll();
-      throw error;
-    },
-  );
-  return {
-    instances,
-    balancer,
-    url: `${balancer.origin}/mcp`,
-    async stop() {
-      await balancer.stop();
-      await stopAll();
-    },
-  };
-}
 
 const text = (result: any): string =>
   (result.content as { type: string; text?: string }[])
@@ -102,7 +49,7 @@ describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
   let cluster: Cluster;
 
   beforeAll(async () => {
-    cluster = await startCluster(pg!, state.url);
+    cluster = await startCluster(pg!, state.url, startBalancer);
   }, 180_000);
   afterAll(async () => {
     await cluster?.stop();
@@ -299,90 +246,175 @@ describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
     expect((await postRpc(b, { jsonrpc: '2.0', id: 4, method: 'ping' }, asBob)).status).toBe(404);
   });
 
+  /** A tools/call that runs `select pg_sleep(seconds)`, its text marked to find it running. */
+  const sleepCall = (id: string, marker: string, seconds: number) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: {
+      name: 'query_database',
+      arguments: { query: `select pg_sleep(${seconds}), '${marker}' as marker` },
+    },
+  });
+  const cancelOf = (requestId: string) => ({
+    jsonrpc: '2.0',
+    method: 'notifications/cancelled',
+    params: { requestId, reason: 'the user gave up' },
+  });
+  /** How many statements with `marker` in their text PostgreSQL is running now. */
+  const running = (marker: string): Promise<number> =>
+    withClient(pg!.adminUrl, async (client) => {
+      const { rows } = await client.query(
+        `select count(*)::int as n from pg_stat_activity
+          where state = 'active' and query like '%' || $1 || '%' and pid <> pg_backend_pid()`,
+        [marker],
+      );
+      return rows[0].n as number;
+    });
+  const newMarker = (): string => `scale_cancel_${Math.random().toString(36).slice(2, 8)}`;
+
   it(
     'notifications/cancelled sent to another instance cancels the running query there',
     { timeout: 60_000 },
     async () => {
       const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string];
       const { headers } = await rawInitialize(a, '2025-11-25');
-      const marker = `scale_cancel_${Math.random().toString(36).slice(2, 8)}`;
-      const running = postRpc(
-        b,
-        {
-          jsonrpc: '2.0',
-          id: 'slow',
-          method: 'tools/call',
-          params: {
-            name: 'query_database',
-            arguments: { query: `select pg_sleep(25), '${marker}' as marker` },
-          },
-        },
-        headers,
-      );
-      const active = (): Promise<number> =>
-        withClient(pg!.adminUrl, async (client) => {
-          const { rows } = await client.query(
-            `select count(*)::int as n from pg_stat_activity
-              where state = 'active' and query like '%' || $1 || '%' and pid <> pg_backend_pid()`,
-            [marker],
-          );
-          return rows[0].n as number;
-        });
-      await expect.poll(active, { timeout: 15_000, interval: 100 }).toBe(1);
-      const cancel = await postRpc(
-        c,
-        {
-          jsonrpc: '2.0',
-          method: 'notifications/cancelled',
-          params: { requestId: 'slow', reason: 'the user gave up' },
-        },
-        headers,
-      );
+      const marker = newMarker();
+      const slow = postRpc(b, sleepCall('slow', marker, 25), headers);
+      await expect.poll(() => running(marker), { timeout: 15_000, interval: 100 }).toBe(1);
+      const cancel = await postRpc(c, cancelOf('slow'), headers);
       expect(cancel.status, cancel.text).toBe(202);
       // Well before pg_sleep(25) would end by itself.
-      await expect.poll(active, { timeout: 10_000, interval: 100 }).toBe(0);
-      const answered = await running;
+      await expect.poll(() => running(marker), { timeout: 10_000, interval: 100 }).toBe(0);
+      expect((await slow).status).toBe(200);
+    },
+  );
+
+  it(
+    'a cancellation inside a 2025-03-26 batch sent to another instance cancels the query there within a second',
+    { timeout: 60_000 },
+    async () => {
+      const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string];
+      const { headers } = await rawInitialize(a, '2025-03-26');
+      const marker = newMarker();
+      const slow = postRpc(b, sleepCall('slow', marker, 25), headers);
+      await expect.poll(() => running(marker), { timeout: 15_000, interval: 100 }).toBe(1);
+      const batch = await postRpc(c, [cancelOf('slow')], headers);
+      // A batch of notifications only: nothing to answer.
+      expect(batch.status, batch.text).toBe(202);
+      await expect.poll(() => running(marker), { timeout: 1_000, interval: 50 }).toBe(0);
+      const answered = await slow;
       expect(answered.status).toBe(200);
+      expect(JSON.stringify(answered.json)).toMatch(/cancel/i);
+    },
+  );
+
+  it(
+    'a batch mixing a cancellation with requests: the query on another instance stops at once, the batch is answered',
+    { timeout: 60_000 },
+    async () => {
+      const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string];
+      const { headers } = await rawInitialize(a, '2025-03-26');
+      const marker = newMarker();
+      const ownMarker = newMarker();
+      const slow = postRpc(b, sleepCall('slow', marker, 25), headers);
+      await expect.poll(() => running(marker), { timeout: 15_000, interval: 100 }).toBe(1);
+      // The batch runs a query of its own for three seconds: the cancellation does not wait
+      // for the batch's answers.
+      const batch = postRpc(
+        c,
+        [
+          { jsonrpc: '2.0', id: 'ping', method: 'ping' },
+          cancelOf('slow'),
+          sleepCall('own', ownMarker, 3),
+          {
+            jsonrpc: '2.0',
+            id: 'answer',
+            method: 'tools/call',
+            params: { name: 'query_database', arguments: { query: 'select 6 * 7 as answer' } },
+          },
+        ],
+        headers,
+      );
+      await expect.poll(() => running(marker), { timeout: 1_000, interval: 50 }).toBe(0);
+      expect(await running(ownMarker)).toBe(1);
+      const answers = await batch;
+      expect(answers.status, answers.text).toBe(200);
+      const byId = new Map(
+        (answers.json as { id: string; result?: unknown }[]).map((r) => [r.id, r]),
+      );
+      expect([...byId.keys()].sort()).toEqual(['answer', 'own', 'ping']);
+      expect(byId.get('ping')).toHaveProperty('result');
+      expect(JSON.stringify(byId.get('answer'))).toContain('42');
+      expect(JSON.stringify(byId.get('own'))).toContain(ownMarker);
+      expect((await slow).status).toBe(200);
     },
   );
 });
 
-describe.skipIf(!pg || !haproxy)('the e2e scenarios through HAProxy over three instances', () => {
-  const state = throwawayDatabase(pg!, 'pgmcp_scale_matrix');
-  runScenarioMatrix(
-    async () => {
-      const info = pg!;
-      const fixture = await createFixtureSchema(info, 'pgmcp_e2e');
-      const cluster = await startCluster(info, state.url).catch(async (error: unknown) => {
-        await fixture.drop();
-        throw error;
-      });
-      return {
-        deployment: {
-          httpUrl: () => cluster.url,
-          stdioArgs: ['--database', info.url],
-          fixtures: true,
-          env: serverEnv(),
+// The same matrix with the sessions and messages between instances in each place they may be
+// kept: the state database (LISTEN/NOTIFY), and Redis (cluster.redis, a key prefix of its own).
+const redisUrl = pg && haproxy ? await realRedis(SUITE) : null;
+const SHARING = [
+  { where: 'sessions in the state database', ready: true, env: () => ({}) },
+  {
+    where: 'sessions in Redis (cluster.redis)',
+    ready: redisUrl !== null,
+    env: (prefix: string) => ({
+      PGMCP_CLUSTER_REDIS: redisUrl!,
+      PGMCP_CLUSTER_REDIS_KEY_PREFIX: prefix,
+    }),
+  },
+];
+
+for (const sharing of SHARING) {
+  describe.skipIf(!pg || !haproxy || !sharing.ready)(
+    `the e2e scenarios through HAProxy over three instances, ${sharing.where}`,
+    () => {
+      const state = throwawayDatabase(pg!, 'pgmcp_scale_matrix');
+      const prefix = uniquePrefix('scale-matrix');
+      runScenarioMatrix(
+        async () => {
+          const info = pg!;
+          const fixture = await createFixtureSchema(info, 'pgmcp_e2e');
+          const cluster = await startCluster(
+            info,
+            state.url,
+            startBalancer,
+            sharing.env(prefix),
+          ).catch(async (error: unknown) => {
+            await fixture.drop();
+            throw error;
+          });
+          return {
+            deployment: {
+              httpUrl: () => cluster.url,
+              stdioArgs: ['--database', info.url],
+              fixtures: true,
+              env: serverEnv(),
+            },
+            target: {
+              kind: 'postgres',
+              schema: fixture.name,
+              itemCount: fixture.itemCount,
+              databaseName: decodeURIComponent(new URL(info.url).pathname.slice(1)),
+              role: { name: info.role, superuser: false },
+              admin: (sql, params) =>
+                withClient(info.adminUrl, async (c) => (await c.query(sql, params)).rows),
+            },
+            httpStderr: () => cluster.instances.map((i) => i.stderr()).join('\n---\n'),
+            async teardown() {
+              await cluster.stop();
+              await fixture.drop();
+              if (redisUrl) await dropKeys(redisUrl, prefix);
+            },
+          };
         },
-        target: {
-          kind: 'postgres',
-          schema: fixture.name,
-          itemCount: fixture.itemCount,
-          databaseName: decodeURIComponent(new URL(info.url).pathname.slice(1)),
-          role: { name: info.role, superuser: false },
-          admin: (sql, params) =>
-            withClient(info.adminUrl, async (c) => (await c.query(sql, params)).rows),
-        },
-        httpStderr: () => cluster.instances.map((i) => i.stderr()).join('\n---\n'),
-        async teardown() {
-          await cluster.stop();
-          await fixture.drop();
-        },
-      };
+        { transports: ['http'], severalInstances: true },
+      );
     },
-    { transports: ['http'], severalInstances: true },
   );
-});
+}
 
 describe.skipIf(!pg)('an embedded state cannot be one of several instances', () => {
   const dirs: string[] = [];
