@@ -2,16 +2,21 @@
 // server.stateSecret, behind Debian's HAProxy with the documented round-robin configuration
 // (examples/deploy/haproxy.cfg). The official SDK v1 client initializes on one instance and
 // lists, calls and reads on the others; the e2e scenario matrix (HTTP connectors, both eras)
-// runs through the balancer; and each step of a legacy session is sent to a different instance
-// directly: the session, its caller binding, DELETE, and a cancellation that lands on another
-// instance than the running query's.
+// runs through the balancer, with the sessions in the state database and again in Redis
+// (cluster.redis); and each step of a legacy session is sent to a different instance directly:
+// the session, its caller binding, DELETE, and a cancellation (alone, or inside a 2025-03-26
+// batch) that lands on another instance than the running query's.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  listChangedThroughBalancer,
+  queryMarker,
+  resumptionThroughBalancer,
+  runningQueries,
+  sessionThroughBalancer,
+} from '../helpers/balanced.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { haproxyInstalled, startBalancer } from '../helpers/haproxy.js';
 import {
@@ -19,10 +24,9 @@ import {
   realPostgres,
   reportSkipped,
   throwawayDatabase,
-  withClient,
 } from '../helpers/postgres.js';
 import { dropKeys, realRedis, uniquePrefix } from '../helpers/redis.js';
-import { runScenarioMatrix } from '../helpers/scenarios.js';
+import { postgresTarget, runScenarioMatrix } from '../helpers/scenarios.js';
 import {
   postRpc,
   rawHttp,
@@ -37,12 +41,6 @@ const pg = await realPostgres(SUITE);
 const haproxy = haproxyInstalled();
 if (pg && !haproxy)
   reportSkipped(SUITE, '/usr/sbin/haproxy is not installed (apt-get install haproxy)');
-
-const text = (result: any): string =>
-  (result.content as { type: string; text?: string }[])
-    .filter((c) => c.type === 'text')
-    .map((c) => c.text)
-    .join('\n');
 
 describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
   const state = throwawayDatabase(pg!, 'pgmcp_scale_state');
@@ -59,133 +57,23 @@ describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
     'the SDK v1 client initializes on one instance and lists, calls and reads on the others',
     { timeout: 60_000 },
     async () => {
-      const servedBy: string[] = [];
-      const recording: typeof fetch = async (input, init) => {
-        const res = await fetch(input, init);
-        const name = res.headers.get('x-served-by');
-        if (name && (init?.method ?? 'GET') === 'POST') servedBy.push(name);
-        return res;
-      };
-      const client = new Client({ name: 'pgmcp-e2e-scale', version: '1.0.0' });
-      const transport = new StreamableHTTPClientTransport(new URL(cluster.url), {
-        fetch: recording,
-      });
-      await client.connect(transport);
-      expect(transport.sessionId).toBeTruthy();
-      try {
-        for (let round = 0; round < 2; round++) {
-          const tools = await client.listTools();
-          expect(tools.tools.map((t) => t.name)).toContain('query_database');
-          const result = await client.callTool({
-            name: 'query_database',
-            arguments: { query: 'select 41 + 1 as answer' },
-          });
-          expect(result.isError, text(result)).toBeFalsy();
-          expect(text(result)).toContain('42');
-          const resources = await client.listResources();
-          expect(resources.resources.length).toBeGreaterThan(0);
-          const read = await client.readResource({ uri: resources.resources[0]!.uri });
-          expect(read.contents.length).toBeGreaterThan(0);
-          await client.setLoggingLevel('warning');
-          await client.ping();
-        }
-        // Every message of the session was a POST; round-robin spread them over all three.
-        expect(new Set(servedBy)).toEqual(new Set(['pgmcp1', 'pgmcp2', 'pgmcp3']));
-        expect(servedBy.length).toBeGreaterThanOrEqual(12);
-      } finally {
-        await transport.terminateSession().catch(() => undefined);
-        await client.close();
-      }
+      const { servedBy } = await sessionThroughBalancer(cluster.url);
+      // Every message of the session was a POST; round-robin spread them over all three.
+      expect(new Set(servedBy)).toEqual(new Set(['pgmcp1', 'pgmcp2', 'pgmcp3']));
+      expect(servedBy.length).toBeGreaterThanOrEqual(12);
     },
   );
 
   it(
     'a tool added in the database reaches the client as list_changed, whichever instance holds its stream',
     { timeout: 60_000 },
-    async () => {
-      const schema = `scale_tools_${Math.random().toString(36).slice(2, 8)}`;
-      const client = new Client({ name: 'pgmcp-e2e-scale', version: '1.0.0' });
-      let changed = 0;
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-        changed++;
-      });
-      const transport = new StreamableHTTPClientTransport(new URL(cluster.url));
-      await client.connect(transport);
-      try {
-        const before = (await client.listTools()).tools.map((t) => t.name);
-        expect(before).not.toContain('scale_answer');
-        await withClient(pg!.adminUrl, async (admin) => {
-          await admin.query(`CREATE SCHEMA ${schema}`);
-          await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${pg!.role}`);
-          await admin.query(
-            `CREATE FUNCTION ${schema}.scale_answer() RETURNS int LANGUAGE sql STABLE AS 'SELECT 42'`,
-          );
-          await admin.query(`COMMENT ON FUNCTION ${schema}.scale_answer IS '@mcp The answer.'`);
-          // What the event trigger sends on DDL where it is installed: every instance reloads.
-          await admin.query('NOTIFY pgmcp_catalog');
-        });
-        await expect.poll(() => changed, { timeout: 20_000, interval: 100 }).toBeGreaterThan(0);
-        // Every instance serves the new tool: three lists in a row go to all three.
-        for (let i = 0; i < 3; i++) {
-          expect((await client.listTools()).tools.map((t) => t.name)).toContain('scale_answer');
-        }
-      } finally {
-        await transport.terminateSession().catch(() => undefined);
-        await client.close();
-        await withClient(pg!.adminUrl, (admin) =>
-          admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`),
-        );
-      }
-    },
+    () => listChangedThroughBalancer(pg!, cluster.url),
   );
 
   it(
     'a stream the server drops mid-call is resumed with Last-Event-ID on another instance',
     { timeout: 60_000 },
-    async () => {
-      // [the instance that ran the call, the one its stream was resumed on]
-      const reconnects: [string, string][] = [];
-      let calledOn = '?';
-      const recording: typeof fetch = async (input, init) => {
-        const res = await fetch(input, init);
-        const servedBy = res.headers.get('x-served-by') ?? '?';
-        const headers = new Headers(init?.headers);
-        if (typeof init?.body === 'string' && init.body.includes('test_reconnection')) {
-          calledOn = servedBy;
-        } else if ((init?.method ?? 'GET') === 'GET' && headers.get('last-event-id')) {
-          reconnects.push([calledOn, servedBy]);
-        }
-        return res;
-      };
-      const client = new Client({ name: 'pgmcp-e2e-scale', version: '1.0.0' });
-      const transport = new StreamableHTTPClientTransport(new URL(cluster.url), {
-        fetch: recording,
-        reconnectionOptions: {
-          initialReconnectionDelay: 100,
-          maxReconnectionDelay: 1_000,
-          reconnectionDelayGrowFactor: 1.5,
-          maxRetries: 3,
-        },
-      });
-      await client.connect(transport);
-      try {
-        for (let round = 0; round < 3; round++) {
-          const result = await client.callTool({ name: 'test_reconnection', arguments: {} });
-          expect(text(result)).toContain(
-            'the stream was closed mid-call and this result was replayed',
-          );
-        }
-        expect(reconnects.length).toBeGreaterThanOrEqual(3);
-        // Round-robin sends a reconnection to another instance than the call's.
-        expect(
-          reconnects.some(([call, resumed]) => call !== resumed),
-          String(reconnects),
-        ).toBe(true);
-      } finally {
-        await transport.terminateSession().catch(() => undefined);
-        await client.close();
-      }
-    },
+    () => resumptionThroughBalancer(cluster.url),
   );
 
   it(
@@ -261,17 +149,8 @@ describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
     method: 'notifications/cancelled',
     params: { requestId, reason: 'the user gave up' },
   });
-  /** How many statements with `marker` in their text PostgreSQL is running now. */
-  const running = (marker: string): Promise<number> =>
-    withClient(pg!.adminUrl, async (client) => {
-      const { rows } = await client.query(
-        `select count(*)::int as n from pg_stat_activity
-          where state = 'active' and query like '%' || $1 || '%' and pid <> pg_backend_pid()`,
-        [marker],
-      );
-      return rows[0].n as number;
-    });
-  const newMarker = (): string => `scale_cancel_${Math.random().toString(36).slice(2, 8)}`;
+  const running = (marker: string): Promise<number> => runningQueries(pg!, marker);
+  const newMarker = (): string => queryMarker('scale_cancel');
 
   it(
     'notifications/cancelled sent to another instance cancels the running query there',
@@ -393,15 +272,7 @@ for (const sharing of SHARING) {
               fixtures: true,
               env: serverEnv(),
             },
-            target: {
-              kind: 'postgres',
-              schema: fixture.name,
-              itemCount: fixture.itemCount,
-              databaseName: decodeURIComponent(new URL(info.url).pathname.slice(1)),
-              role: { name: info.role, superuser: false },
-              admin: (sql, params) =>
-                withClient(info.adminUrl, async (c) => (await c.query(sql, params)).rows),
-            },
+            target: postgresTarget(info, fixture),
             httpStderr: () => cluster.instances.map((i) => i.stderr()).join('\n---\n'),
             async teardown() {
               await cluster.stop();
