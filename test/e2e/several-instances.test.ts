@@ -151,16 +151,24 @@ describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
   });
   const running = (marker: string): Promise<number> => runningQueries(pg!, marker);
   const newMarker = (): string => queryMarker('scale_cancel');
+  /**
+   * A session initialized on instance A (the first), and a call (id "slow") whose query runs
+   * for 25 s on B, running once this resolves; C is the third instance.
+   */
+  const slowOnB = async (version: string) => {
+    const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string];
+    const { headers } = await rawInitialize(a, version);
+    const marker = newMarker();
+    const slow = postRpc(b, sleepCall('slow', marker, 25), headers);
+    await expect.poll(() => running(marker), { timeout: 15_000, interval: 100 }).toBe(1);
+    return { headers, marker, slow, c };
+  };
 
   it(
     'notifications/cancelled sent to another instance cancels the running query there',
     { timeout: 60_000 },
     async () => {
-      const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string];
-      const { headers } = await rawInitialize(a, '2025-11-25');
-      const marker = newMarker();
-      const slow = postRpc(b, sleepCall('slow', marker, 25), headers);
-      await expect.poll(() => running(marker), { timeout: 15_000, interval: 100 }).toBe(1);
+      const { headers, marker, slow, c } = await slowOnB('2025-11-25');
       const cancel = await postRpc(c, cancelOf('slow'), headers);
       expect(cancel.status, cancel.text).toBe(202);
       // Well before pg_sleep(25) would end by itself.
@@ -173,11 +181,7 @@ describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
     'a cancellation inside a 2025-03-26 batch sent to another instance cancels the query there within a second',
     { timeout: 60_000 },
     async () => {
-      const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string];
-      const { headers } = await rawInitialize(a, '2025-03-26');
-      const marker = newMarker();
-      const slow = postRpc(b, sleepCall('slow', marker, 25), headers);
-      await expect.poll(() => running(marker), { timeout: 15_000, interval: 100 }).toBe(1);
+      const { headers, marker, slow, c } = await slowOnB('2025-03-26');
       const batch = await postRpc(c, [cancelOf('slow')], headers);
       // A batch of notifications only: nothing to answer.
       expect(batch.status, batch.text).toBe(202);
@@ -192,12 +196,8 @@ describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
     'a batch mixing a cancellation with requests: the query on another instance stops at once, the batch is answered',
     { timeout: 60_000 },
     async () => {
-      const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string];
-      const { headers } = await rawInitialize(a, '2025-03-26');
-      const marker = newMarker();
+      const { headers, marker, slow, c } = await slowOnB('2025-03-26');
       const ownMarker = newMarker();
-      const slow = postRpc(b, sleepCall('slow', marker, 25), headers);
-      await expect.poll(() => running(marker), { timeout: 15_000, interval: 100 }).toBe(1);
       // The batch runs a query of its own for three seconds: the cancellation does not wait
       // for the batch's answers.
       const batch = postRpc(
