@@ -53,7 +53,9 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     if (!place) return;
     const exchange = exchangeFor(endpoint, req, reply, incoming, place);
     const delivery = await deliver(endpoint.dispatcher, incoming, exchange.link);
-    if (place.kind === 'session') await keepSession(endpoint, place, incoming, delivery);
+    if (place.kind === 'session') {
+      await keepSession(endpoint, place, incoming, delivery, exchange.forwarded);
+    }
     answer(endpoint, req, reply, incoming, delivery, exchange);
   };
 

@@ -42,6 +42,15 @@ export interface Link {
   cancelled?: Set<JsonRpcId>;
   /** HTTP request headers, checked against a modern request's body; absent on stdio. */
   headers?: Record<string, HeaderValue>;
+  /**
+   * A notifications/cancelled naming no request in flight here, or a client's answer that
+   * settles no request of ours: told at once, a batch's too (HTTP: the request may run on
+   * another instance of a shared session). Absent where nothing runs elsewhere.
+   */
+  elsewhere?: {
+    cancel(requestId: string | number, reason: unknown): void;
+    answer(message: Record<string, unknown>): void;
+  };
   /** The handle for one request; `batched` when it arrived inside a batch. */
   channel(request: JsonRpcRequest, era: Era, batched: boolean): RequestChannel;
 }
@@ -144,16 +153,21 @@ async function deliverOne(
     }
     case 'notification': {
       const { notification } = incoming;
-      if (notification.method === 'notifications/cancelled' && link.cancelled) {
+      if (notification.method === 'notifications/cancelled') {
         const id = notification.params?.['requestId'];
-        if ((typeof id === 'string' || typeof id === 'number') && link.inFlight?.has(id))
-          link.cancelled.add(id);
+        if (typeof id === 'string' || typeof id === 'number') {
+          if (!link.inFlight?.has(id)) link.elsewhere?.cancel(id, notification.params?.['reason']);
+          else link.cancelled?.add(id);
+        }
       }
       dispatcher.handleNotification(notification, link.inFlight);
       return { kind: 'accepted' };
     }
-    case 'response':
-      return { kind: 'accepted', settled: link.outbound?.settle(incoming.message) ?? false };
+    case 'response': {
+      const settled = link.outbound?.settle(incoming.message) ?? false;
+      if (!settled) link.elsewhere?.answer(incoming.message);
+      return { kind: 'accepted', settled };
+    }
     case 'batch':
       // A batch inside a batch is not a JSON-RPC message.
       return { kind: 'refused', response: invalid(null, true) };

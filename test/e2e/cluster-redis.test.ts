@@ -5,13 +5,13 @@
 // sessions apart from the other instances.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInstances } from '../helpers/cluster.js';
 import { realPostgres, reportSkipped, throwawayDatabase, withClient } from '../helpers/postgres.js';
 import {
   postRpc,
   rawInitialize,
   serverEnv,
   spawnPgmcp,
-  startHttpServer,
   type HttpServer,
 } from '../helpers/server.js';
 
@@ -37,15 +37,10 @@ describe.skipIf(!pg || !redisUp)('cluster.redis', () => {
       PGMCP_CLUSTER_REDIS_KEY_PREFIX: prefix,
       ...extra,
     });
-  const instances: HttpServer[] = [];
+  let instances: HttpServer[] = [];
 
   beforeAll(async () => {
-    const started = await Promise.allSettled(
-      [1, 2].map(() => startHttpServer(['--database', pg!.url], { env: env() })),
-    );
-    for (const s of started) if (s.status === 'fulfilled') instances.push(s.value);
-    const failed = started.find((s) => s.status === 'rejected');
-    if (failed) throw failed.reason;
+    instances = await startInstances(2, ['--database', pg!.url], { env: env() });
   }, 180_000);
   afterAll(async () => {
     await Promise.all(instances.map((i) => i.stop()));

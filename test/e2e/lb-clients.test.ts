@@ -2,7 +2,7 @@
 // pinned modes), LangChain, the AI SDK, OpenAI Agents, mcp-remote, Inspector, Mastra and mcp-use
 // all list, call and read through a round-robin load balancer over three instances, exactly as
 // they do against one". Three pgmcp instances share one state database behind Debian's HAProxy
-// (examples/deploy/haproxy.cfg, test/helpers/several-instances.ts). Each client, through its own
+// (examples/deploy/haproxy.cfg, test/helpers/cluster.ts). Each client, through its own
 // public API, lists the tools, calls query_database on the fixture table, lists the resources
 // and reads pg://table/<schema>/items: once through the balancer and once against one instance
 // directly, and the two runs must give the client the same answers. Every client here has a
@@ -33,7 +33,7 @@ import { isLoopback, watchOutbound, type OutboundWatch } from '../helpers/offlin
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { haproxyInstalled } from '../helpers/haproxy.js';
+import { haproxyInstalled, startBalancer } from '../helpers/haproxy.js';
 import { IN_PROCESS_CLIENTS, installedVersion, type Job } from '../helpers/lb-clients.js';
 import { SPAWNED_CLIENTS } from '../helpers/lb-clients-spawned.js';
 import {
@@ -44,7 +44,7 @@ import {
   throwawayDatabase,
   type FixtureSchema,
 } from '../helpers/postgres.js';
-import { startCluster, type Cluster } from '../helpers/several-instances.js';
+import { startCluster, type Cluster } from '../helpers/cluster.js';
 
 const SUITE = 'test/e2e/lb-clients.test.ts (client libraries through HAProxy)';
 const pg = await realPostgres(SUITE);
@@ -101,8 +101,9 @@ describe.skipIf(!pg || !haproxy)(
         query: `select id, name, weight from ${fixture.name}.items where id <= 3 order by id`,
         uri: `pg://table/${fixture.name}/items`,
       };
-      cluster = await startCluster(pg!, state.url, {
-        env: { PGMCP_METRICS_ENABLED: 'true', PGMCP_METRICS_ALLOW_ANONYMOUS: 'true' },
+      cluster = await startCluster(pg!, state.url, startBalancer, {
+        PGMCP_METRICS_ENABLED: 'true',
+        PGMCP_METRICS_ALLOW_ANONYMOUS: 'true',
       });
     }, 180_000);
     afterAll(async () => {

@@ -1,8 +1,8 @@
 // Every scenario × every connector against the built server on a real PostgreSQL, connected as
 // the non-superuser role pgmcp_test with SELECT on this file's own fixture schema.
 import { describe } from 'vitest';
-import { createFixtureSchema, realPostgres, withClient } from '../helpers/postgres.js';
-import { runScenarioMatrix } from '../helpers/scenarios.js';
+import { createFixtureSchema, realPostgres } from '../helpers/postgres.js';
+import { postgresTarget, runScenarioMatrix } from '../helpers/scenarios.js';
 import { serverEnv, startHttpServer } from '../helpers/server.js';
 
 const pg = await realPostgres('test/e2e/scenarios-postgres.test.ts (e2e scenarios on PostgreSQL)');
@@ -21,15 +21,7 @@ describe.skipIf(!pg)('e2e scenarios on PostgreSQL', () => {
     );
     return {
       deployment: { httpUrl: () => http.url, stdioArgs: args, fixtures: true, env },
-      target: {
-        kind: 'postgres',
-        schema: fixture.name,
-        itemCount: fixture.itemCount,
-        databaseName: decodeURIComponent(new URL(info.url).pathname.slice(1)),
-        role: { name: info.role, superuser: false },
-        admin: (sql, params) =>
-          withClient(info.adminUrl, async (c) => (await c.query(sql, params)).rows),
-      },
+      target: postgresTarget(info, fixture),
       httpStderr: () => http.stderr(),
       async teardown() {
         await http.stop();

@@ -2,27 +2,31 @@
 // server.stateSecret, behind Debian's HAProxy with the documented round-robin configuration
 // (examples/deploy/haproxy.cfg). The official SDK v1 client initializes on one instance and
 // lists, calls and reads on the others; the e2e scenario matrix (HTTP connectors, both eras)
-// runs through the balancer; and each step of a legacy session is sent to a different instance
-// directly: the session, its caller binding, DELETE, and a cancellation that lands on another
-// instance than the running query's.
+// runs through the balancer, with the sessions in the state database and again in Redis
+// (cluster.redis); and each step of a legacy session is sent to a different instance directly:
+// the session, its caller binding, DELETE, and a cancellation (alone, or inside a 2025-03-26
+// batch) that lands on another instance than the running query's.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { haproxyInstalled } from '../helpers/haproxy.js';
+import {
+  listChangedThroughBalancer,
+  queryMarker,
+  resumptionThroughBalancer,
+  runningQueries,
+  sessionThroughBalancer,
+} from '../helpers/balanced.js';
+import { startCluster, type Cluster } from '../helpers/cluster.js';
+import { haproxyInstalled, startBalancer } from '../helpers/haproxy.js';
 import {
   createFixtureSchema,
   realPostgres,
   reportSkipped,
   throwawayDatabase,
-  withClient,
-  type RealPostgres,
 } from '../helpers/postgres.js';
-import { runScenarioMatrix } from '../helpers/scenarios.js';
-import { startCluster, type Cluster } from '../helpers/several-instances.js';
+import { dropKeys, realRedis, uniquePrefix } from '../helpers/redis.js';
+import { postgresTarget, runScenarioMatrix } from '../helpers/scenarios.js';
 import {
   postRpc,
   rawHttp,
@@ -38,30 +42,12 @@ const haproxy = haproxyInstalled();
 if (pg && !haproxy)
   reportSkipped(SUITE, '/usr/sbin/haproxy is not installed (apt-get install haproxy)');
 
-/** Three instances of the fixture server on one state database, and HAProxy over them. */
-function startFixtureCluster(info: RealPostgres, stateUrl: string): Promise<Cluster> {
-  return startCluster(info, stateUrl, {
-    fixtures: true,
-    // Loopback is the trusted proxy here: X-User-Id names the caller, so two callers can be told
-    // apart without tokens (requests without the header, the SDK's, stay anonymous).
-    configYaml: 'auth:\n  trustedProxies: ["127.0.0.1"]\n',
-    // The scenarios' time zone (as in scenarios-postgres.test.ts).
-    env: { TZ: 'Asia/Tokyo' },
-  });
-}
-
-const text = (result: any): string =>
-  (result.content as { type: string; text?: string }[])
-    .filter((c) => c.type === 'text')
-    .map((c) => c.text)
-    .join('\n');
-
 describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
   const state = throwawayDatabase(pg!, 'pgmcp_scale_state');
   let cluster: Cluster;
 
   beforeAll(async () => {
-    cluster = await startFixtureCluster(pg!, state.url);
+    cluster = await startCluster(pg!, state.url, startBalancer);
   }, 180_000);
   afterAll(async () => {
     await cluster?.stop();
@@ -71,133 +57,23 @@ describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
     'the SDK v1 client initializes on one instance and lists, calls and reads on the others',
     { timeout: 60_000 },
     async () => {
-      const servedBy: string[] = [];
-      const recording: typeof fetch = async (input, init) => {
-        const res = await fetch(input, init);
-        const name = res.headers.get('x-served-by');
-        if (name && (init?.method ?? 'GET') === 'POST') servedBy.push(name);
-        return res;
-      };
-      const client = new Client({ name: 'pgmcp-e2e-scale', version: '1.0.0' });
-      const transport = new StreamableHTTPClientTransport(new URL(cluster.url), {
-        fetch: recording,
-      });
-      await client.connect(transport);
-      expect(transport.sessionId).toBeTruthy();
-      try {
-        for (let round = 0; round < 2; round++) {
-          const tools = await client.listTools();
-          expect(tools.tools.map((t) => t.name)).toContain('query_database');
-          const result = await client.callTool({
-            name: 'query_database',
-            arguments: { query: 'select 41 + 1 as answer' },
-          });
-          expect(result.isError, text(result)).toBeFalsy();
-          expect(text(result)).toContain('42');
-          const resources = await client.listResources();
-          expect(resources.resources.length).toBeGreaterThan(0);
-          const read = await client.readResource({ uri: resources.resources[0]!.uri });
-          expect(read.contents.length).toBeGreaterThan(0);
-          await client.setLoggingLevel('warning');
-          await client.ping();
-        }
-        // Every message of the session was a POST; round-robin spread them over all three.
-        expect(new Set(servedBy)).toEqual(new Set(['pgmcp1', 'pgmcp2', 'pgmcp3']));
-        expect(servedBy.length).toBeGreaterThanOrEqual(12);
-      } finally {
-        await transport.terminateSession().catch(() => undefined);
-        await client.close();
-      }
+      const { servedBy } = await sessionThroughBalancer(cluster.url);
+      // Every message of the session was a POST; round-robin spread them over all three.
+      expect(new Set(servedBy)).toEqual(new Set(['pgmcp1', 'pgmcp2', 'pgmcp3']));
+      expect(servedBy.length).toBeGreaterThanOrEqual(12);
     },
   );
 
   it(
     'a tool added in the database reaches the client as list_changed, whichever instance holds its stream',
     { timeout: 60_000 },
-    async () => {
-      const schema = `scale_tools_${Math.random().toString(36).slice(2, 8)}`;
-      const client = new Client({ name: 'pgmcp-e2e-scale', version: '1.0.0' });
-      let changed = 0;
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-        changed++;
-      });
-      const transport = new StreamableHTTPClientTransport(new URL(cluster.url));
-      await client.connect(transport);
-      try {
-        const before = (await client.listTools()).tools.map((t) => t.name);
-        expect(before).not.toContain('scale_answer');
-        await withClient(pg!.adminUrl, async (admin) => {
-          await admin.query(`CREATE SCHEMA ${schema}`);
-          await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${pg!.role}`);
-          await admin.query(
-            `CREATE FUNCTION ${schema}.scale_answer() RETURNS int LANGUAGE sql STABLE AS 'SELECT 42'`,
-          );
-          await admin.query(`COMMENT ON FUNCTION ${schema}.scale_answer IS '@mcp The answer.'`);
-          // What the event trigger sends on DDL where it is installed: every instance reloads.
-          await admin.query('NOTIFY pgmcp_catalog');
-        });
-        await expect.poll(() => changed, { timeout: 20_000, interval: 100 }).toBeGreaterThan(0);
-        // Every instance serves the new tool: three lists in a row go to all three.
-        for (let i = 0; i < 3; i++) {
-          expect((await client.listTools()).tools.map((t) => t.name)).toContain('scale_answer');
-        }
-      } finally {
-        await transport.terminateSession().catch(() => undefined);
-        await client.close();
-        await withClient(pg!.adminUrl, (admin) =>
-          admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`),
-        );
-      }
-    },
+    () => listChangedThroughBalancer(pg!, cluster.url),
   );
 
   it(
     'a stream the server drops mid-call is resumed with Last-Event-ID on another instance',
     { timeout: 60_000 },
-    async () => {
-      // [the instance that ran the call, the one its stream was resumed on]
-      const reconnects: [string, string][] = [];
-      let calledOn = '?';
-      const recording: typeof fetch = async (input, init) => {
-        const res = await fetch(input, init);
-        const servedBy = res.headers.get('x-served-by') ?? '?';
-        const headers = new Headers(init?.headers);
-        if (typeof init?.body === 'string' && init.body.includes('test_reconnection')) {
-          calledOn = servedBy;
-        } else if ((init?.method ?? 'GET') === 'GET' && headers.get('last-event-id')) {
-          reconnects.push([calledOn, servedBy]);
-        }
-        return res;
-      };
-      const client = new Client({ name: 'pgmcp-e2e-scale', version: '1.0.0' });
-      const transport = new StreamableHTTPClientTransport(new URL(cluster.url), {
-        fetch: recording,
-        reconnectionOptions: {
-          initialReconnectionDelay: 100,
-          maxReconnectionDelay: 1_000,
-          reconnectionDelayGrowFactor: 1.5,
-          maxRetries: 3,
-        },
-      });
-      await client.connect(transport);
-      try {
-        for (let round = 0; round < 3; round++) {
-          const result = await client.callTool({ name: 'test_reconnection', arguments: {} });
-          expect(text(result)).toContain(
-            'the stream was closed mid-call and this result was replayed',
-          );
-        }
-        expect(reconnects.length).toBeGreaterThanOrEqual(3);
-        // Round-robin sends a reconnection to another instance than the call's.
-        expect(
-          reconnects.some(([call, resumed]) => call !== resumed),
-          String(reconnects),
-        ).toBe(true);
-      } finally {
-        await transport.terminateSession().catch(() => undefined);
-        await client.close();
-      }
-    },
+    () => resumptionThroughBalancer(cluster.url),
   );
 
   it(
@@ -258,90 +134,158 @@ describe.skipIf(!pg || !haproxy)('several instances behind HAProxy', () => {
     expect((await postRpc(b, { jsonrpc: '2.0', id: 4, method: 'ping' }, asBob)).status).toBe(404);
   });
 
+  /** A tools/call that runs `select pg_sleep(seconds)`, its text marked to find it running. */
+  const sleepCall = (id: string, marker: string, seconds: number) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: {
+      name: 'query_database',
+      arguments: { query: `select pg_sleep(${seconds}), '${marker}' as marker` },
+    },
+  });
+  const cancelOf = (requestId: string) => ({
+    jsonrpc: '2.0',
+    method: 'notifications/cancelled',
+    params: { requestId, reason: 'the user gave up' },
+  });
+  const running = (marker: string): Promise<number> => runningQueries(pg!, marker);
+  const newMarker = (): string => queryMarker('scale_cancel');
+  /**
+   * A session initialized on instance A (the first), and a call (id "slow") whose query runs
+   * for 25 s on B, running once this resolves; C is the third instance.
+   */
+  const slowOnB = async (version: string) => {
+    const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string];
+    const { headers } = await rawInitialize(a, version);
+    const marker = newMarker();
+    const slow = postRpc(b, sleepCall('slow', marker, 25), headers);
+    await expect.poll(() => running(marker), { timeout: 15_000, interval: 100 }).toBe(1);
+    return { headers, marker, slow, c };
+  };
+
   it(
     'notifications/cancelled sent to another instance cancels the running query there',
     { timeout: 60_000 },
     async () => {
-      const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string];
-      const { headers } = await rawInitialize(a, '2025-11-25');
-      const marker = `scale_cancel_${Math.random().toString(36).slice(2, 8)}`;
-      const running = postRpc(
-        b,
-        {
-          jsonrpc: '2.0',
-          id: 'slow',
-          method: 'tools/call',
-          params: {
-            name: 'query_database',
-            arguments: { query: `select pg_sleep(25), '${marker}' as marker` },
-          },
-        },
-        headers,
-      );
-      const active = (): Promise<number> =>
-        withClient(pg!.adminUrl, async (client) => {
-          const { rows } = await client.query(
-            `select count(*)::int as n from pg_stat_activity
-              where state = 'active' and query like '%' || $1 || '%' and pid <> pg_backend_pid()`,
-            [marker],
-          );
-          return rows[0].n as number;
-        });
-      await expect.poll(active, { timeout: 15_000, interval: 100 }).toBe(1);
-      const cancel = await postRpc(
-        c,
-        {
-          jsonrpc: '2.0',
-          method: 'notifications/cancelled',
-          params: { requestId: 'slow', reason: 'the user gave up' },
-        },
-        headers,
-      );
+      const { headers, marker, slow, c } = await slowOnB('2025-11-25');
+      const cancel = await postRpc(c, cancelOf('slow'), headers);
       expect(cancel.status, cancel.text).toBe(202);
       // Well before pg_sleep(25) would end by itself.
-      await expect.poll(active, { timeout: 10_000, interval: 100 }).toBe(0);
-      const answered = await running;
+      await expect.poll(() => running(marker), { timeout: 10_000, interval: 100 }).toBe(0);
+      expect((await slow).status).toBe(200);
+    },
+  );
+
+  it(
+    'a cancellation inside a 2025-03-26 batch sent to another instance cancels the query there within a second',
+    { timeout: 60_000 },
+    async () => {
+      const { headers, marker, slow, c } = await slowOnB('2025-03-26');
+      const batch = await postRpc(c, [cancelOf('slow')], headers);
+      // A batch of notifications only: nothing to answer.
+      expect(batch.status, batch.text).toBe(202);
+      await expect.poll(() => running(marker), { timeout: 1_000, interval: 50 }).toBe(0);
+      const answered = await slow;
       expect(answered.status).toBe(200);
+      expect(JSON.stringify(answered.json)).toMatch(/cancel/i);
+    },
+  );
+
+  it(
+    'a batch mixing a cancellation with requests: the query on another instance stops at once, the batch is answered',
+    { timeout: 60_000 },
+    async () => {
+      const { headers, marker, slow, c } = await slowOnB('2025-03-26');
+      const ownMarker = newMarker();
+      // The batch runs a query of its own for three seconds: the cancellation does not wait
+      // for the batch's answers.
+      const batch = postRpc(
+        c,
+        [
+          { jsonrpc: '2.0', id: 'ping', method: 'ping' },
+          cancelOf('slow'),
+          sleepCall('own', ownMarker, 3),
+          {
+            jsonrpc: '2.0',
+            id: 'answer',
+            method: 'tools/call',
+            params: { name: 'query_database', arguments: { query: 'select 6 * 7 as answer' } },
+          },
+        ],
+        headers,
+      );
+      await expect.poll(() => running(marker), { timeout: 1_000, interval: 50 }).toBe(0);
+      expect(await running(ownMarker)).toBe(1);
+      const answers = await batch;
+      expect(answers.status, answers.text).toBe(200);
+      const byId = new Map(
+        (answers.json as { id: string; result?: unknown }[]).map((r) => [r.id, r]),
+      );
+      expect([...byId.keys()].sort()).toEqual(['answer', 'own', 'ping']);
+      expect(byId.get('ping')).toHaveProperty('result');
+      expect(JSON.stringify(byId.get('answer'))).toContain('42');
+      expect(JSON.stringify(byId.get('own'))).toContain(ownMarker);
+      expect((await slow).status).toBe(200);
     },
   );
 });
 
-describe.skipIf(!pg || !haproxy)('the e2e scenarios through HAProxy over three instances', () => {
-  const state = throwawayDatabase(pg!, 'pgmcp_scale_matrix');
-  runScenarioMatrix(
-    async () => {
-      const info = pg!;
-      const fixture = await createFixtureSchema(info, 'pgmcp_e2e');
-      const cluster = await startFixtureCluster(info, state.url).catch(async (error: unknown) => {
-        await fixture.drop();
-        throw error;
-      });
-      return {
-        deployment: {
-          httpUrl: () => cluster.url,
-          stdioArgs: ['--database', info.url],
-          fixtures: true,
-          env: serverEnv(),
+// The same matrix with the sessions and messages between instances in each place they may be
+// kept: the state database (LISTEN/NOTIFY), and Redis (cluster.redis, a key prefix of its own).
+const redisUrl = pg && haproxy ? await realRedis(SUITE) : null;
+const SHARING = [
+  { where: 'sessions in the state database', ready: true, env: () => ({}) },
+  {
+    where: 'sessions in Redis (cluster.redis)',
+    ready: redisUrl !== null,
+    env: (prefix: string) => ({
+      PGMCP_CLUSTER_REDIS: redisUrl!,
+      PGMCP_CLUSTER_REDIS_KEY_PREFIX: prefix,
+    }),
+  },
+];
+
+for (const sharing of SHARING) {
+  describe.skipIf(!pg || !haproxy || !sharing.ready)(
+    `the e2e scenarios through HAProxy over three instances, ${sharing.where}`,
+    () => {
+      const state = throwawayDatabase(pg!, 'pgmcp_scale_matrix');
+      const prefix = uniquePrefix('scale-matrix');
+      runScenarioMatrix(
+        async () => {
+          const info = pg!;
+          const fixture = await createFixtureSchema(info, 'pgmcp_e2e');
+          const cluster = await startCluster(
+            info,
+            state.url,
+            startBalancer,
+            sharing.env(prefix),
+          ).catch(async (error: unknown) => {
+            await fixture.drop();
+            throw error;
+          });
+          return {
+            deployment: {
+              httpUrl: () => cluster.url,
+              stdioArgs: ['--database', info.url],
+              fixtures: true,
+              env: serverEnv(),
+            },
+            target: postgresTarget(info, fixture),
+            httpStderr: () => cluster.instances.map((i) => i.stderr()).join('\n---\n'),
+            async teardown() {
+              await cluster.stop();
+              await fixture.drop();
+              if (redisUrl) await dropKeys(redisUrl, prefix);
+            },
+          };
         },
-        target: {
-          kind: 'postgres',
-          schema: fixture.name,
-          itemCount: fixture.itemCount,
-          databaseName: decodeURIComponent(new URL(info.url).pathname.slice(1)),
-          role: { name: info.role, superuser: false },
-          admin: (sql, params) =>
-            withClient(info.adminUrl, async (c) => (await c.query(sql, params)).rows),
-        },
-        httpStderr: () => cluster.instances.map((i) => i.stderr()).join('\n---\n'),
-        async teardown() {
-          await cluster.stop();
-          await fixture.drop();
-        },
-      };
+        { transports: ['http'], severalInstances: true },
+      );
     },
-    { transports: ['http'], severalInstances: true },
   );
-});
+}
 
 describe.skipIf(!pg)('an embedded state cannot be one of several instances', () => {
   const dirs: string[] = [];

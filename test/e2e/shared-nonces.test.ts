@@ -6,7 +6,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realPostgres, throwawayDatabase, withClient } from '../helpers/postgres.js';
-import { serverEnv, startHttpServer, type HttpServer } from '../helpers/server.js';
+import { startInstances } from '../helpers/cluster.js';
+import { serverEnv, type HttpServer } from '../helpers/server.js';
 
 const pg = await realPostgres(
   'test/e2e/shared-nonces.test.ts (write confirmations, two instances)',
@@ -21,7 +22,7 @@ const text = (result: any): string =>
 describe.skipIf(!pg)('write confirmation nonces on several instances', () => {
   const state = throwawayDatabase(pg!, 'pgmcp_nonce_state');
   const served = throwawayDatabase(pg!, 'pgmcp_nonce_data');
-  const instances: HttpServer[] = [];
+  let instances: HttpServer[] = [];
   const clients: Client[] = [];
 
   beforeAll(async () => {
@@ -30,12 +31,7 @@ describe.skipIf(!pg)('write confirmation nonces on several instances', () => {
       PGMCP_STATE_URL: state.url,
       PGMCP_STATE_SECRET: 'shared-nonces-share-this-secret',
     });
-    const started = await Promise.allSettled(
-      [1, 2].map(() => startHttpServer(['--database', served.url, '--allow-writes'], { env })),
-    );
-    for (const s of started) if (s.status === 'fulfilled') instances.push(s.value);
-    const failed = started.find((s) => s.status === 'rejected');
-    if (failed) throw failed.reason;
+    instances = await startInstances(2, ['--database', served.url, '--allow-writes'], { env });
     for (const instance of instances) {
       // Without elicitation: a write is previewed and confirmed by calling again with the nonce.
       const client = new Client({ name: 'pgmcp-e2e-nonces', version: '1.0.0' });

@@ -1,23 +1,17 @@
 // Debian's HAProxy in front of several pgmcp instances, with the configuration docs/deploy.md
 // gives (examples/deploy/haproxy.cfg) in a temporary directory: its ports changed, and one
 // header added to each answer (x-served-by: the instance's name) so a test sees the rotation.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { REPO_ROOT } from './postgres.js';
+import { runBalancer, type Balancer } from './cluster.js';
 import { freePort } from './free-port.js';
+
+export type { Balancer } from './cluster.js';
 
 export const HAPROXY_BIN = '/usr/sbin/haproxy';
 export const HAPROXY_CONFIG = join(REPO_ROOT, 'examples', 'deploy', 'haproxy.cfg');
-
-export interface Balancer {
-  /** http://127.0.0.1:<port> */
-  readonly origin: string;
-  stderr(): string;
-  stop(): Promise<void>;
-}
 
 export function haproxyInstalled(): boolean {
   return existsSync(HAPROXY_BIN);
@@ -45,28 +39,6 @@ export async function startBalancer(backends: string[]): Promise<Balancer> {
   const port = await freePort();
   const file = join(dir, 'haproxy.cfg');
   writeFileSync(file, balancerConfig(port, backends));
-  // -db: stay in the foreground, no daemon; the test owns the process.
-  const child: ChildProcess = spawn(HAPROXY_BIN, ['-db', '-f', file], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const origin = `http://127.0.0.1:${port}`;
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-    rmSync(dir, { recursive: true, force: true });
-  };
-  for (let attempt = 0; attempt < 150; attempt++) {
-    if (child.exitCode !== null) break;
-    const ok = await fetch(`${origin}/health`)
-      .then((r) => r.status === 200)
-      .catch(() => false);
-    if (ok) return { origin, stderr: () => stderr, stop };
-    await sleep(100);
-  }
-  await stop();
-  throw new Error(`HAProxy did not start serving:\n${stderr}`);
+  // -db: stay in the foreground, no daemon.
+  return runBalancer('HAProxy', HAPROXY_BIN, ['-db', '-f', file], dir, port);
 }

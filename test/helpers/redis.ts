@@ -36,6 +36,18 @@ export function uniquePrefix(label: string): string {
   return `pgmcp-test:${label}:${randomBytes(6).toString('hex')}:`;
 }
 
+/** Deletes the keys under `prefix` a suite left (sessions, their holders and events). */
+export async function dropKeys(url: string, prefix: string): Promise<void> {
+  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  client.on('error', () => undefined);
+  try {
+    const keys = await client.keys(`${prefix}*`);
+    if (keys.length > 0) await client.del(...keys);
+  } finally {
+    client.disconnect();
+  }
+}
+
 async function answers(url: string): Promise<boolean> {
   const client = new Redis(url, {
     lazyConnect: true,

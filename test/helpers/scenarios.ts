@@ -14,6 +14,7 @@ import {
   type ToolCallResult,
   type TransportKind,
 } from './connectors.js';
+import { withClient, type FixtureSchema, type RealPostgres } from './postgres.js';
 import { tail } from './server.js';
 
 export interface Target {
@@ -27,6 +28,19 @@ export interface Target {
   readonly role: { name: string; superuser: boolean };
   /** Real PostgreSQL only: a query as the admin role, to look at the server from outside. */
   readonly admin: ((sql: string, params?: unknown[]) => Promise<any[]>) | null;
+}
+
+/** The target of a deployment serving `info`'s database, with `fixture` in it. */
+export function postgresTarget(info: RealPostgres, fixture: FixtureSchema): Target {
+  return {
+    kind: 'postgres',
+    schema: fixture.name,
+    itemCount: fixture.itemCount,
+    databaseName: decodeURIComponent(new URL(info.url).pathname.slice(1)),
+    role: { name: info.role, superuser: false },
+    admin: (sql, params) =>
+      withClient(info.adminUrl, async (c) => (await c.query(sql, params)).rows),
+  };
 }
 
 export interface ScenarioContext {

@@ -16,6 +16,11 @@ export interface Exchange {
   readonly timings: ServerTimings;
   /** A lone request's response, which may turn into an SSE stream; null for anything else. */
   readonly stream: ResponseStream | null;
+  /**
+   * Cancellations and client answers passed on to the other instances, a batch's included,
+   * each sent as soon as it was met (keep-session.ts waits for them before the answer).
+   */
+  readonly forwarded: Promise<void>[];
 }
 
 export function exchangeFor(
@@ -27,6 +32,26 @@ export function exchangeFor(
 ): Exchange {
   const kept = place.kind === 'session' ? place.session : null;
   const timings = serverTimings();
+  const forwarded: Promise<void>[] = [];
+  // Never rejects: a batch may take long to answer, and the failure is only logged.
+  const forward = (sending: Promise<void>): void => {
+    forwarded.push(
+      sending.catch((error: unknown) =>
+        endpoint.logger.warn(
+          { err: error, session: kept?.id },
+          'a cancellation or client answer could not be passed to the other instances',
+        ),
+      ),
+    );
+  };
+  // A session another instance may also serve: what names none of its requests here may name
+  // one running there.
+  const elsewhere: Link['elsewhere'] = kept
+    ? {
+        cancel: (id, reason) => forward(endpoint.sessions.forwardCancel(kept, id, reason)),
+        answer: (message) => forward(endpoint.sessions.forwardAnswer(kept, message)),
+      }
+    : undefined;
   const exchange = (channel: Link['channel'], stream: ResponseStream | null = null): Exchange => ({
     place,
     link: {
@@ -34,10 +59,12 @@ export function exchangeFor(
       inFlight: kept?.inFlight ?? null,
       outbound: kept?.outbound ?? null,
       headers: req.headers,
+      ...(elsewhere ? { elsewhere } : {}),
       channel,
     },
     timings,
     stream,
+    forwarded,
   });
   if (place.kind === 'stateless') {
     return exchange(() => statelessChannel(place.session, req.principal));

@@ -2,7 +2,8 @@
 // session visible on every instance; a change to what the session keeps (log level,
 // subscriptions, selected database) reaches the other instances before the answer goes out, so
 // the client's next request sees it wherever it lands. A cancellation or a client's answer
-// meant for a request this instance does not hold goes to the instance that holds it.
+// meant for a request this instance does not hold went to the instance that holds it as soon
+// as it was met (exchange.ts; inside a batch too): the answer waits until it was sent.
 import type { Delivery, Incoming } from '../../mcp/inbound.js';
 import type { HttpSession } from '../sessions.js';
 import type { McpEndpoint } from './endpoint.js';
@@ -12,10 +13,12 @@ export async function keepSession(
   place: { session: HttpSession; opened: boolean },
   incoming: Incoming,
   delivery: Delivery,
+  forwarded: readonly Promise<void>[],
 ): Promise<void> {
   const { sessions, logger } = endpoint;
   const { session } = place;
   try {
+    await Promise.all(forwarded);
     if (place.opened) {
       // A failed initialize creates no session.
       if (delivery.kind === 'answered' && 'result' in delivery.outcome.response) {
@@ -23,22 +26,8 @@ export async function keepSession(
       }
       return;
     }
-    if (incoming.kind === 'notification') {
-      const { method, params } = incoming.notification;
-      const id = params?.['requestId'];
-      if (
-        method === 'notifications/cancelled' &&
-        (typeof id === 'string' || typeof id === 'number') &&
-        !session.inFlight.has(id)
-      ) {
-        await sessions.forwardCancel(session, id, params?.['reason']);
-      }
-      return;
-    }
-    if (incoming.kind === 'response' && delivery.kind === 'accepted' && !delivery.settled) {
-      await sessions.forwardAnswer(session, incoming.message);
-      return;
-    }
+    // A notification or a client's answer changes nothing kept.
+    if (incoming.kind === 'notification' || incoming.kind === 'response') return;
     await sessions.keep(session);
   } catch (error) {
     // The session goes on here; the other instances may not see this change.
