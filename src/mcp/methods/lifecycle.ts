@@ -1,4 +1,5 @@
 // initialize (legacy), server/discover (modern) and logging/setLevel.
+import { TASKS_EXTENSION } from '../tasks/wire.js';
 import { LOG_LEVELS, type LogLevel } from '../../core/specs.js';
 import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
 import { ALL_VERSIONS, negotiateLegacy } from '../versions.js';
@@ -10,6 +11,18 @@ export const CAPABILITIES = Object.freeze({
   prompts: { listChanged: true },
   completions: {},
   logging: {},
+});
+
+/** With tasks: 2025-11-25's experimental `tasks` capability (tools/call, list, cancel). */
+export const TASK_CAPABILITIES = Object.freeze({
+  ...CAPABILITIES,
+  tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+});
+
+/** With tasks, 2026-07-28: the tasks extension (the `tasks` slot is 2025-11-25's only). */
+const MODERN_TASK_CAPABILITIES = Object.freeze({
+  ...CAPABILITIES,
+  extensions: { [TASKS_EXTENSION]: {} },
 });
 
 export function lifecycleMethods(
@@ -30,7 +43,7 @@ export function lifecycleMethods(
       session.clientInfo = isObject(params['clientInfo']) ? params['clientInfo'] : null;
       const result: Record<string, unknown> = {
         protocolVersion: version,
-        capabilities: CAPABILITIES,
+        capabilities: options.tasks ? TASK_CAPABILITIES : CAPABILITIES,
         serverInfo: { ...options.serverInfo },
       };
       if (options.instructions) result['instructions'] = options.instructions;
@@ -40,7 +53,7 @@ export function lifecycleMethods(
     async discover(_params, scope) {
       const result: Record<string, unknown> = {
         supportedVersions: [...ALL_VERSIONS],
-        capabilities: CAPABILITIES,
+        capabilities: options.tasks ? MODERN_TASK_CAPABILITIES : CAPABILITIES,
         serverInfo: { ...options.serverInfo },
         ...shared.cacheHints(scope, 'public'),
       };

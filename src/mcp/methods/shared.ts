@@ -22,6 +22,7 @@ import {
 } from '../input-required.js';
 import { RpcCodes, RpcError, type JsonRpcId } from '../jsonrpc.js';
 import { paginate } from '../pagination.js';
+import type { TaskService } from '../tasks/service.js';
 
 export interface FeatureOptions {
   registry: Registry;
@@ -48,6 +49,8 @@ export interface FeatureOptions {
    * (server.shutdownTimeoutMs): each is cancelled, its statement in PostgreSQL too.
    */
   stopCalls?: AbortSignal;
+  /** Tasks (tools that declare taskSupport): where they are kept and run. Absent: no tasks. */
+  tasks?: TaskService;
 }
 
 export interface RequestScope {
