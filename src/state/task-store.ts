@@ -50,7 +50,8 @@ export function createStateTaskStore(db: Pick<StateDb, 'query'>): TaskStore {
     async create(task: NewTask) {
       const created = await one(
         `INSERT INTO pgmcp.tasks (id, owner, tool, status, ttl_ms, poll_interval_ms, expires_at, instance)
-         VALUES ($1, $2, $3, 'working', $4, $5, now() + $4 * interval '1 millisecond', $6)
+         VALUES ($1, $2, $3, 'working', $4::bigint, $5::integer,
+           now() + $4::bigint * interval '1 millisecond', $6)
          RETURNING ${COLUMNS}`,
         [task.id, task.owner, task.tool, task.ttlMs, task.pollIntervalMs, task.instance],
       );
@@ -106,7 +107,7 @@ export function createStateTaskStore(db: Pick<StateDb, 'query'>): TaskStore {
            status_message = 'The server instance running this task stopped before it ended.',
            error = $2::jsonb
          WHERE status IN ('working', 'input_required')
-           AND heartbeat_at < now() - $1 * interval '1 millisecond'`,
+           AND heartbeat_at < now() - $1::bigint * interval '1 millisecond'`,
         [
           staleMs,
           JSON.stringify({

@@ -118,7 +118,9 @@ export async function startToolTask(
           case 'tool-error':
             return {
               status: 'completed',
-              result: { ...toolErrorResult(outcome.error, outcome.spec.outputSchema !== undefined) },
+              result: {
+                ...toolErrorResult(outcome.error, outcome.spec.outputSchema !== undefined),
+              },
             };
           case 'internal':
             return {
@@ -128,7 +130,9 @@ export async function startToolTask(
           case 'input-required':
             return {
               status: 'completed',
-              result: { ...toolError('The tool needs input a task cannot ask for; call it directly.') },
+              result: {
+                ...toolError('The tool needs input a task cannot ask for; call it directly.'),
+              },
             };
           case 'refused':
             return {
