@@ -5,6 +5,8 @@
 -- deleted as instances go. The instance running a working task refreshes heartbeat_at; a
 -- working task whose heartbeat is old (its instance stopped) is marked failed by the next
 -- instance that sweeps. cancel_requested asks the running instance to stop the work.
+-- input_requests are what a task in input_required waits for; tasks/update (on any instance)
+-- moves the answers to input_responses, where the running instance takes them.
 
 CREATE TABLE pgmcp.tasks (
   id text PRIMARY KEY,
@@ -19,6 +21,8 @@ CREATE TABLE pgmcp.tasks (
   expires_at timestamptz NOT NULL,
   result jsonb,
   error jsonb,
+  input_requests jsonb,
+  input_responses jsonb,
   instance text NOT NULL,
   heartbeat_at timestamptz NOT NULL DEFAULT now(),
   cancel_requested boolean NOT NULL DEFAULT false

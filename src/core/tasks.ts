@@ -26,6 +26,10 @@ export interface TaskRecord {
   result: Record<string, unknown> | null;
   /** The JSON-RPC error (failed). */
   error: Record<string, unknown> | null;
+  /** input_required: the requests the client has yet to answer, by key (tasks/update answers). */
+  inputRequests: Record<string, unknown> | null;
+  /** Answers delivered by tasks/update that the running work has not taken yet, by key. */
+  inputResponses: Record<string, unknown> | null;
   /** The instance running it and when it last said it was alive (working tasks). */
   instance: string;
   heartbeatAt: Date;
@@ -59,6 +63,22 @@ export interface TaskStore {
   end(id: string, end: TaskEnd): Promise<TaskRecord | null>;
   /** Marks a cancel as asked for (not yet ended). */
   requestCancel(id: string, owner: string): Promise<TaskRecord | null>;
+  /** The work waits for input: status input_required, these requests outstanding (added). */
+  askInput(id: string, requests: Record<string, unknown>): Promise<void>;
+  /**
+   * tasks/update: keeps the answers to outstanding requests (others are ignored) and takes
+   * their keys off the outstanding ones. Null: no such task of this owner.
+   */
+  answerInput(
+    id: string,
+    owner: string,
+    responses: Record<string, unknown>,
+  ): Promise<TaskRecord | null>;
+  /**
+   * The running work takes the answers to `keys` once all are there (then the task is working
+   * again); null while some are missing.
+   */
+  takeInput(id: string, keys: readonly string[]): Promise<Record<string, unknown> | null>;
   /** The running instance is alive: its working tasks' heartbeat is now. */
   heartbeat(instance: string): Promise<void>;
   /**
@@ -95,6 +115,8 @@ export function createMemoryTaskStore(now: () => number = Date.now): TaskStore {
         updatedAt: at,
         result: null,
         error: null,
+        inputRequests: null,
+        inputResponses: null,
         heartbeatAt: at,
         cancelRequested: false,
       };
@@ -129,6 +151,44 @@ export function createMemoryTaskStore(now: () => number = Date.now): TaskStore {
       if (!alive(t) || t.owner !== owner) return null;
       if (!isTerminal(t.status)) t.cancelRequested = true;
       return copy(t);
+    },
+    async askInput(id, requests) {
+      const t = tasks.get(id);
+      if (!t || isTerminal(t.status)) return;
+      t.status = 'input_required';
+      t.inputRequests = { ...(t.inputRequests ?? {}), ...requests };
+      t.updatedAt = new Date(now());
+    },
+    async answerInput(id, owner, responses) {
+      const t = tasks.get(id);
+      if (!alive(t) || t.owner !== owner) return null;
+      const outstanding = { ...(t.inputRequests ?? {}) };
+      const kept = { ...(t.inputResponses ?? {}) };
+      for (const [key, value] of Object.entries(responses)) {
+        if (!Object.hasOwn(outstanding, key)) continue;
+        kept[key] = value;
+        delete outstanding[key];
+      }
+      t.inputRequests = Object.keys(outstanding).length > 0 ? outstanding : null;
+      t.inputResponses = kept;
+      return copy(t);
+    },
+    async takeInput(id, keys) {
+      const t = tasks.get(id);
+      const kept = t?.inputResponses ?? {};
+      if (!t || !keys.every((k) => Object.hasOwn(kept, k))) return null;
+      const out: Record<string, unknown> = {};
+      const rest = { ...kept };
+      for (const key of keys) {
+        out[key] = kept[key];
+        delete rest[key];
+      }
+      t.inputResponses = rest;
+      if (t.status === 'input_required' && t.inputRequests === null) {
+        t.status = 'working';
+        t.updatedAt = new Date(now());
+      }
+      return out;
     },
     async heartbeat(instance) {
       for (const t of tasks.values()) {

@@ -16,13 +16,15 @@ interface Row {
   poll_interval_ms: number;
   result: Record<string, unknown> | null;
   error: Record<string, unknown> | null;
+  input_requests: Record<string, unknown> | null;
+  input_responses: Record<string, unknown> | null;
   instance: string;
   heartbeat_at: Date;
   cancel_requested: boolean;
 }
 
 const COLUMNS = `id, owner, tool, status, status_message, created_at, updated_at, ttl_ms,
-  poll_interval_ms, result, error, instance, heartbeat_at, cancel_requested`;
+  poll_interval_ms, result, error, input_requests, input_responses, instance, heartbeat_at, cancel_requested`;
 
 const recordOf = (row: Row): TaskRecord => ({
   id: row.id,
@@ -36,6 +38,8 @@ const recordOf = (row: Row): TaskRecord => ({
   pollIntervalMs: row.poll_interval_ms,
   result: row.result,
   error: row.error,
+  inputRequests: row.input_requests,
+  inputResponses: row.input_responses,
   instance: row.instance,
   heartbeatAt: new Date(row.heartbeat_at),
   cancelRequested: row.cancel_requested,
@@ -93,6 +97,50 @@ export function createStateTaskStore(db: Pick<StateDb, 'query'>): TaskStore {
          RETURNING ${COLUMNS}`,
         [id, owner],
       ),
+    async askInput(id, requests) {
+      await db.query(
+        `UPDATE pgmcp.tasks SET status = 'input_required', updated_at = now(),
+           input_requests = coalesce(input_requests, '{}'::jsonb) || $2::jsonb
+         WHERE id = $1 AND status IN ('working', 'input_required')`,
+        [id, JSON.stringify(requests)],
+      );
+    },
+    // One statement: the answers to outstanding keys join input_responses and leave input_requests.
+    answerInput: (id, owner, responses) =>
+      one(
+        `WITH given AS (
+           SELECT t.id, coalesce(jsonb_object_agg(r.key, r.value)
+             FILTER (WHERE t.input_requests ? r.key), '{}'::jsonb) AS answers
+           FROM pgmcp.tasks t LEFT JOIN jsonb_each($3::jsonb) r ON true
+           WHERE t.id = $1 AND t.owner = $2 AND t.expires_at > now()
+           GROUP BY t.id)
+         UPDATE pgmcp.tasks t SET
+           input_responses = coalesce(t.input_responses, '{}'::jsonb) || given.answers,
+           input_requests = nullif(
+             t.input_requests - ARRAY(SELECT jsonb_object_keys(given.answers)), '{}'::jsonb)
+         FROM given WHERE t.id = given.id
+         RETURNING ${COLUMNS.split(',')
+           .map((c) => `t.${c.trim()}`)
+           .join(', ')}`,
+        [id, owner, JSON.stringify(responses)],
+      ),
+    async takeInput(id, keys) {
+      const { rows } = await db.query<{ taken: Record<string, unknown> }>(
+        `WITH old AS (
+           SELECT id, input_responses FROM pgmcp.tasks
+           WHERE id = $1 AND input_responses ?& $2::text[] FOR UPDATE)
+         UPDATE pgmcp.tasks t SET
+           input_responses = t.input_responses - $2::text[],
+           status = CASE WHEN t.status = 'input_required' AND t.input_requests IS NULL
+                         THEN 'working' ELSE t.status END,
+           updated_at = now()
+         FROM old WHERE t.id = old.id
+         RETURNING (SELECT jsonb_object_agg(k, old.input_responses -> k)
+                    FROM unnest($2::text[]) k) AS taken`,
+        [id, keys],
+      );
+      return rows[0]?.taken ?? null;
+    },
     async heartbeat(instance) {
       await db.query(
         `UPDATE pgmcp.tasks SET heartbeat_at = now()

@@ -2,16 +2,18 @@
 // `taskSupport`), and the task's work — the same invocation step a direct call goes through,
 // on a channel of its own that outlives the request (its progress and logs go to the legacy
 // session's stream; cancelling the task aborts it, and the query with it).
-import type { ToolSpec } from '../../core/specs.js';
+import type { CallContext, InputRequest, ToolSpec } from '../../core/specs.js';
 import type { TaskEnd } from '../../core/tasks.js';
 import type { ExchangeRecord } from '../../tools/handlers/exchange-log.js';
 import { canUse, inScope } from '../../tools/gate.js';
 import { invokeTool } from '../../tools/invoke.js';
 import type { RequestChannel } from '../channel.js';
 import { rpcErrorOf, toolError, toolErrorResult } from '../errors.js';
+import { requireInputCapabilities } from '../input-required.js';
 import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
 import type { FeatureOptions, RequestScope, Shared } from '../methods/shared.js';
 import { declaresTasks, missingTasksCapability, taskOwner } from './methods.js';
+import type { TaskService } from './service.js';
 import { legacyTask, modernTask } from './wire.js';
 
 /**
@@ -58,6 +60,18 @@ export function taskRequest(
   return { ttlMs: typeof ttl === 'number' ? ttl : undefined };
 }
 
+function askThroughTask(
+  tasks: TaskService,
+  taskId: string,
+  signal: AbortSignal,
+  capabilities: Record<string, unknown>,
+): CallContext['requestInput'] {
+  return async <K extends string>(requests: Record<K, InputRequest>) => {
+    requireInputCapabilities(requests, capabilities);
+    return (await tasks.ask(taskId, requests, signal)) as Record<K, unknown>;
+  };
+}
+
 /** Creates the task and starts its work; the answer is the task handle in the era's form. */
 export async function startToolTask(
   options: FeatureOptions,
@@ -82,7 +96,7 @@ export async function startToolTask(
     onChange: (t) => {
       if (legacy) session?.notify('notifications/tasks/status', legacyTask(t));
     },
-    run: async (signal): Promise<TaskEnd> => {
+    run: async (signal, taskId): Promise<TaskEnd> => {
       const channel: RequestChannel = {
         session,
         principal,
@@ -100,7 +114,14 @@ export async function startToolTask(
           args: params['arguments'],
           principal,
           run: (call) =>
-            shared.withContext(params, taskScope, { method: 'tools/call', name, args }, call),
+            shared.withContext(
+              params,
+              taskScope,
+              { method: 'tools/call', name, args },
+              call,
+              // 2026-07-28: the task waits in input_required; tasks/update brings the answers.
+              legacy ? undefined : askThroughTask(tasks, taskId, signal, scope.clientCapabilities),
+            ),
           ...(options.logger ? { log: options.logger } : {}),
           ...(options.onToolCall
             ? {

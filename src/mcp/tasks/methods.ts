@@ -117,8 +117,13 @@ export function taskMethods(tasks: TaskService): TaskMethods {
     },
 
     async update(params, scope) {
-      await found(params, scope);
-      // No pgmcp task waits for input: every response is for a request not outstanding.
+      const task = await found(params, scope);
+      const responses = params['inputResponses'];
+      if (!isObject(responses)) {
+        throw new RpcError(RpcCodes.INVALID_PARAMS, 'params.inputResponses must be an object.');
+      }
+      // Answers to requests not outstanding are ignored, as the extension says.
+      await tasks.answer(task.id, task.owner, responses);
       return {};
     },
   };

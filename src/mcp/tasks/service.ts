@@ -53,6 +53,17 @@ export interface TaskService {
   cancel(id: string, owner: string): Promise<TaskRecord | null>;
   /** A cancel forwarded by another instance: stops the work if it runs here. */
   stopLocal(id: string): void;
+  /**
+   * The task's work waits for input: the task is input_required with these requests (keys made
+   * unique over the task's life) until tasks/update answered them all.
+   */
+  ask(
+    id: string,
+    requests: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>>;
+  /** tasks/update: the answers to outstanding requests (others ignored); null: unknown task. */
+  answer(id: string, owner: string, responses: Record<string, unknown>): Promise<TaskRecord | null>;
   /** Resolves with the task once it ended (or null when it is gone); rejects when `signal` aborts. */
   waitEnd(id: string, owner: string, signal?: AbortSignal): Promise<TaskRecord | null>;
   close(): void;
@@ -66,6 +77,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
   /** Tasks running here: their stop and the listeners waiting for their end. */
   const running = new Map<string, { stop: AbortController; ended: Promise<void> }>();
   let beat: NodeJS.Timeout | null = null;
+  /** How many times each running task asked for input (keys stay unique over its life). */
+  const rounds = new Map<string, number>();
 
   const keepAlive = (): void => {
     if (beat !== null || running.size === 0) return;
@@ -142,6 +155,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       // Started inside the creating request: the work continues its trace context.
       const ended = work().finally(() => {
         running.delete(created.id);
+        rounds.delete(created.id);
       });
       running.set(created.id, { stop, ended });
       keepAlive();
@@ -166,6 +180,31 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       else await forward?.(id).catch(() => undefined);
       return ended;
     },
+
+    async ask(id, requests, signal) {
+      const round = (rounds.get(id) ?? 0) + 1;
+      rounds.set(id, round);
+      const keyOf = (key: string): string => (round === 1 ? key : `${key}.${round}`);
+      const wire = Object.fromEntries(Object.entries(requests).map(([k, r]) => [keyOf(k), r]));
+      await store.askInput(id, wire);
+      for (;;) {
+        signal.throwIfAborted();
+        const taken = await store.takeInput(id, Object.keys(wire));
+        if (taken)
+          return Object.fromEntries(Object.keys(requests).map((k) => [k, taken[keyOf(k)]]));
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, WAIT_POLL_MS);
+          function done(): void {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', done);
+            resolve();
+          }
+          signal.addEventListener('abort', done, { once: true });
+        });
+      }
+    },
+
+    answer: (id, owner, responses) => store.answerInput(id, owner, responses),
 
     stopLocal(id) {
       running.get(id)?.stop.abort(new Error('The task was cancelled.'));

@@ -32,5 +32,6 @@ export function modernTask(task: TaskRecord, detailed: boolean): Record<string, 
   if (!detailed) return out;
   if (task.status === 'completed' && task.result) out['result'] = task.result;
   if (task.status === 'failed' && task.error) out['error'] = task.error;
+  if (task.status === 'input_required') out['inputRequests'] = task.inputRequests ?? {};
   return out;
 }
