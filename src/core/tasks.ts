@@ -195,8 +195,17 @@ export function createMemoryTaskStore(now: () => number = Date.now): TaskStore {
         if (t.instance === instance && !isTerminal(t.status)) t.heartbeatAt = new Date(now());
       }
     },
-    async sweep() {
-      for (const [id, t] of tasks) if (!alive(t)) tasks.delete(id);
+    async sweep(staleMs) {
+      for (const [id, t] of tasks) {
+        if (!alive(t)) tasks.delete(id);
+        else if (!isTerminal(t.status) && now() - t.heartbeatAt.getTime() >= staleMs) {
+          const message = 'The server instance running this task stopped before it ended.';
+          t.status = 'failed';
+          t.statusMessage = message;
+          t.error = { code: -32603, message };
+          t.updatedAt = new Date(now());
+        }
+      }
     },
   };
 }
