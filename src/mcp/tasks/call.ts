@@ -2,6 +2,7 @@
 // `taskSupport`), and the task's work — the same invocation step a direct call goes through,
 // on a channel of its own that outlives the request (its progress and logs go to the legacy
 // session's stream; cancelling the task aborts it, and the query with it).
+import { AppError, ErrorCodes } from '../../core/errors.js';
 import type { CallContext, InputRequest, ToolSpec } from '../../core/specs.js';
 import type { TaskEnd } from '../../core/tasks.js';
 import type { ExchangeRecord } from '../../tools/handlers/exchange-log.js';
@@ -59,6 +60,15 @@ export function taskRequest(
   }
   return { ttlMs: typeof ttl === 'number' ? ttl : undefined };
 }
+
+const noInput: CallContext['requestInput'] = () =>
+  Promise.reject(
+    new AppError(
+      ErrorCodes.CAPABILITY_MISSING,
+      'This call needs input from the client, which a task cannot ask for in protocol 2025-11-25: call the tool directly (without params.task).',
+      { category: 'input' },
+    ),
+  );
 
 function askThroughTask(
   tasks: TaskService,
@@ -120,7 +130,8 @@ export async function startToolTask(
               { method: 'tools/call', name, args },
               call,
               // 2026-07-28: the task waits in input_required; tasks/update brings the answers.
-              legacy ? undefined : askThroughTask(tasks, taskId, signal, scope.clientCapabilities),
+              // 2025-11-25: the request's stream is gone, so a task asks for nothing.
+              legacy ? noInput : askThroughTask(tasks, taskId, signal, scope.clientCapabilities),
             ),
           ...(options.logger ? { log: options.logger } : {}),
           ...(options.onToolCall

@@ -86,4 +86,20 @@ describe('task service (memory store)', () => {
     expect(seen?.error?.['code']).toBe(-32603);
     other.close();
   });
+
+  it('a task still running when the server stops ends failed, not cancelled', async () => {
+    const tasks = createTaskService({ maxTtlMs: 10_000 });
+    const created = await tasks.start({
+      owner: 'o',
+      tool: 't',
+      run: (signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () => resolve({ status: 'completed', result: {} })),
+        ),
+    });
+    tasks.close();
+    const ended = await tasks.waitEnd(created.id, 'o');
+    expect(ended?.status).toBe('failed');
+    expect(ended?.error?.['message']).toMatch(/server stopped/);
+  });
 });

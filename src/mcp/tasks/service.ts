@@ -17,6 +17,8 @@ import { inSpan } from '../../core/tracing.js';
 export const HEARTBEAT_MS = 5_000;
 /** A working task not marked alive for this long lost its instance. */
 export const STALE_MS = 4 * HEARTBEAT_MS;
+/** Why the work of tasks still running at shutdown stops: they end failed, not cancelled. */
+const STOPPING = new Error('The server stopped before the task ended.');
 /** How often tasks/result looks at a task that runs on another instance. */
 const WAIT_POLL_MS = 250;
 
@@ -148,7 +150,12 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
             },
           };
         }
-        if (stop.signal.aborted) end = { status: 'cancelled' };
+        if (stop.signal.aborted) {
+          end =
+            stop.signal.reason === STOPPING
+              ? { status: 'failed', error: { code: -32603, message: STOPPING.message } }
+              : { status: 'cancelled' };
+        }
         const ended = await store.end(created.id, end).catch(() => null);
         if (ended && end.status === ended.status) input.onChange?.(ended);
       };
@@ -236,7 +243,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     close() {
       if (beat !== null) clearInterval(beat);
       beat = null;
-      for (const { stop } of running.values()) stop.abort(new Error('The server is stopping.'));
+      for (const { stop } of running.values()) stop.abort(STOPPING);
     },
   };
   return service;
