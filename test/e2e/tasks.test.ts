@@ -183,6 +183,46 @@ describe.skipIf(!pg)('tasks (built server, PostgreSQL state)', () => {
     }
   });
 
+  it('another instance on the same state database answers for a task and cancels its query', async () => {
+    const second = await start();
+    const marker = `tasks_remote_${Date.now()}`;
+    const here = await connect('frank');
+    const there = new Client({ name: 'tasks-e2e-b', version: '1.0.0' });
+    await there.connect(
+      new StreamableHTTPClientTransport(new URL(second.url), {
+        requestInit: { headers: { 'X-User-Id': 'frank' } },
+      }),
+    );
+    try {
+      const stream = here.experimental.tasks.callToolStream(
+        { name: 'query_database', arguments: { query: `SELECT pg_sleep(60) AS ${marker}` } },
+        CallToolResultSchema,
+        { task: { ttl: 60_000 } },
+      );
+      const first = await stream.next();
+      const taskId = (first.value as any).task.taskId as string;
+      const running = async (): Promise<number> =>
+        withClient(pg!.adminUrl, async (c) => {
+          const { rows } = await c.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid() AND state = 'active'`,
+            [marker],
+          );
+          return rows[0].n as number;
+        });
+      await expect.poll(running, { timeout: 10_000 }).toBe(1);
+      expect((await there.experimental.tasks.getTask(taskId)).status).toBe('working');
+      // The cancel lands on the other instance; the cluster bus takes it to the running one.
+      expect((await there.experimental.tasks.cancelTask(taskId)).status).toBe('cancelled');
+      await expect.poll(running, { timeout: 10_000 }).toBe(0);
+      await stream.return(undefined);
+    } finally {
+      await here.close();
+      await there.close();
+      await second.stop();
+    }
+  }, 120_000);
+
   it('2026-07-28: a client that declares the extension gets a task; tasks/get inlines the result', async () => {
     const caps = {
       'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXTENSION]: {} } },
