@@ -92,6 +92,7 @@ export const SOURCE_STAGES = {
   'core/signed.ts': 'session',
   'core/specs.ts': 'invoke',
   'core/sql.ts': 'db',
+  'core/tasks.ts': 'elsewhere',
   'core/tracing.ts': 'observe',
   'core/used-nonces.ts': 'plan',
   // http
@@ -161,6 +162,11 @@ export const SOURCE_STAGES = {
   'mcp/session.ts': 'session',
   'mcp/stdio.ts': 'elsewhere',
   'mcp/subscriptions.ts': 'elsewhere',
+  // A tools/call asks here whether it wants a task; the rest serves tasks/* only.
+  'mcp/tasks/call.ts': 'invoke',
+  'mcp/tasks/methods.ts': 'elsewhere',
+  'mcp/tasks/service.ts': 'elsewhere',
+  'mcp/tasks/wire.ts': 'elsewhere',
   'mcp/trace.ts': 'observe',
   'mcp/versions.ts': 'jsonrpc',
   // state: what a call writes (the rest of the folder is sessions, tokens, users)

@@ -8,6 +8,7 @@ import type { DatabaseDirectory } from '../tools/databases.js';
 import type { Database } from '../db/database.js';
 import { databaseNameOf } from '../db/names.js';
 import { createDispatcher, type Dispatcher } from '../mcp/dispatcher.js';
+import { createTaskService, type TaskService } from '../mcp/tasks/service.js';
 import type { Metrics } from '../core/metrics.js';
 import { createSigner } from '../core/signed.js';
 import { createNonceLedger, type NonceLedger } from '../core/used-nonces.js';
@@ -34,6 +35,8 @@ export interface App {
    * sets a shared record (a state database the instances share).
    */
   nonces: NonceLedger;
+  /** Tasks: kept in this process until the HTTP side sets the state database's store. */
+  tasks: TaskService;
   /** Aborted when the app shuts down (ends long-lived streams gracefully). */
   shutdown: AbortController;
   /** Aborted when shutdown waits no longer for calls in flight: cancels them. */
@@ -90,6 +93,8 @@ export async function createApp(
   const nonces = createNonceLedger();
   const shutdown = new AbortController();
   const stopCalls = new AbortController();
+  // In this process until the HTTP side sets the shared state database's store.
+  const tasks = createTaskService({ maxTtlMs: config.tasks.maxTtlMs });
   const exchangeListeners = new Set<(record: ExchangeRecord) => void>();
   let exchangeLog: ExchangeLog | null = null;
   const recordExchange = (record: ExchangeRecord): void => {
@@ -102,6 +107,7 @@ export async function createApp(
       logger,
       shutdown: shutdown.signal,
       stopCalls: stopCalls.signal,
+      tasks,
       serverInfo: {
         name: config.server.name ?? name,
         version: config.server.version ?? VERSION,
@@ -151,6 +157,7 @@ export async function createApp(
     catalogOf: (name) => catalogs.get(name),
     dispatcher,
     nonces,
+    tasks,
     shutdown,
     stopCalls,
     onExchange(listener) {
@@ -175,6 +182,7 @@ export async function createApp(
     },
     async close() {
       shutdown.abort();
+      tasks.close();
       await Promise.all(watches.map((w) => w.stop()));
       await exchangeLog?.close();
       await closeOpened();

@@ -16,6 +16,7 @@ import type { App } from './app.js';
 import { auditToolCalls } from './audit-tool-calls.js';
 import { openClusterSharing } from './cluster-sharing.js';
 import { createUsedNonceStore } from '../state/used-nonce-store.js';
+import { shareTasks } from './task-sharing.js';
 import { llmDeps } from './llm.js';
 import type { PromMetrics } from './metrics.js';
 import { appReadiness, type Phase } from './readiness.js';
@@ -92,6 +93,7 @@ export async function openHttpService(
   );
   // Where sessions are shared, so is the record of redeemed write-confirmation nonces.
   if (sessionSharing) app.nonces.shared = createUsedNonceStore(auth.db);
+  shareTasks(app, auth.db, sessionSharing?.bus ?? null);
   const http = createHttpServer({
     options: { ...config.http },
     dispatcher: app.dispatcher,

@@ -155,6 +155,12 @@ const clusterSchema = section({
   redisKeyPrefix: text().default('pgmcp:cluster:'),
 });
 
+// --- tasks: tool calls answered with a handle and run on (docs/tools.md, Tasks) ---
+const tasksSchema = section({
+  /** The longest a task and its result are kept (also the ttl of one that asks for none). */
+  maxTtlMs: intIn(1_000).default(3_600_000),
+});
+
 // --- operability: Prometheus metrics ---
 const listenAddress = zod
   .string({ error: 'expected HOST:PORT or null' })
@@ -216,6 +222,7 @@ export const SECTIONS = {
   metrics: metricsSchema,
   rateLimit: rateLimitSchema,
   cluster: clusterSchema,
+  tasks: tasksSchema,
   embeddings: embeddingsSchema,
   llm: llmSchema,
   registry: registrySchema,
@@ -242,6 +249,7 @@ export const configSchema = zod.strictObject(
     metrics: SECTIONS.metrics.prefault({}),
     rateLimit: SECTIONS.rateLimit.prefault({}),
     cluster: SECTIONS.cluster.prefault({}),
+    tasks: SECTIONS.tasks.prefault({}),
     embeddings: SECTIONS.embeddings.prefault({}),
     llm: SECTIONS.llm.prefault({}),
     registry: SECTIONS.registry.prefault({}),

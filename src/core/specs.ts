@@ -113,6 +113,12 @@ export interface ToolSpec {
    * keep the call but never its arguments, whatever its settings say.
    */
   sensitiveArguments?: boolean;
+  /**
+   * Whether a call may run as a task (MCP `execution.taskSupport`): 'optional' lets a client
+   * that asks for one (or declares the tasks extension) get a task handle at once; 'required'
+   * runs only as a task. Absent: never a task.
+   */
+  taskSupport?: 'optional' | 'required';
   /** Arguments have been validated against inputSchema (omitted arguments arrive as {}). */
   call(args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult>;
 }

@@ -167,6 +167,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     'prompts/list': { eras: BOTH, handler: features.listPrompts },
     'prompts/get': { eras: BOTH, handler: features.getPrompt },
     'completion/complete': { eras: BOTH, handler: features.complete },
+    ...(features.tasks
+      ? {
+          'tasks/get': { eras: BOTH, handler: features.tasks.get },
+          'tasks/cancel': { eras: BOTH, handler: features.tasks.cancel },
+          'tasks/result': { eras: LEGACY_ONLY, handler: features.tasks.result },
+          'tasks/list': { eras: LEGACY_ONLY, handler: features.tasks.list },
+          'tasks/update': { eras: MODERN_ONLY, handler: features.tasks.update },
+        }
+      : {}),
     'subscriptions/listen': {
       eras: MODERN_ONLY,
       handler: async (params, scope) => {

@@ -48,7 +48,9 @@ export function checkModernHeaders(
       ? params['uri']
       : NAMED.has(request.method)
         ? params['name']
-        : undefined;
+        : TASK_NAMED.has(request.method)
+          ? params['taskId']
+          : undefined;
   const name = one(headers['mcp-name']);
   if (expected !== undefined && name !== expected) {
     throw new RpcError(
@@ -128,6 +130,8 @@ function checkMirroredArguments(
 
 /** Methods whose params.name the Mcp-Name header repeats. */
 const NAMED = new Set(['tools/call', 'prompts/get']);
+/** Methods whose params.taskId the Mcp-Name header repeats (the tasks extension). */
+const TASK_NAMED = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 
 /** Legacy era: a present MCP-Protocol-Version must name a version we serve. */
 export function checkLegacyVersionHeader(headers: Record<string, HeaderValue>): string | undefined {

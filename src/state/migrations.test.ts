@@ -30,6 +30,11 @@ const RECORDED = [
     description:
       'write-confirmation nonces already redeemed, so each is accepted once by all instances',
   },
+  {
+    version: 7,
+    description:
+      'tasks (tool calls answered with a handle), their status and outcome, for every instance',
+  },
 ];
 
 describe('state migrations (sql/state)', () => {
@@ -48,7 +53,7 @@ describe('state migrations (sql/state)', () => {
     expect(MIGRATIONS.map(({ version, description }) => ({ version, description }))).toEqual(
       RECORDED,
     );
-    expect(LATEST_VERSION).toBe(6);
+    expect(LATEST_VERSION).toBe(7);
     // Shipped in the package (package.json `files` has sql/), read from there by the bundle too.
     const files = [
       '001_init.sql',
@@ -57,6 +62,7 @@ describe('state migrations (sql/state)', () => {
       '004_audit_request_id.sql',
       '005_mcp_sessions.sql',
       '006_used_nonces.sql',
+      '007_tasks.sql',
     ];
     expect(readdirSync(packagePath('sql/state')).sort()).toEqual(files);
     expect(MIGRATIONS.map((m) => m.sql)).toEqual(
@@ -68,6 +74,7 @@ describe('state migrations (sql/state)', () => {
     expect(MIGRATIONS[3]!.sql).toMatch(/ALTER TABLE pgmcp\.audit/);
     expect(MIGRATIONS[4]!.sql).toMatch(/CREATE TABLE pgmcp\.mcp_sessions \(/);
     expect(MIGRATIONS[5]!.sql).toMatch(/CREATE TABLE pgmcp\.used_nonces \(/);
+    expect(MIGRATIONS[6]!.sql).toMatch(/CREATE TABLE pgmcp\.tasks \(/);
   });
 
   it('take the version from the file name, in order, and leave other files alone', () => {

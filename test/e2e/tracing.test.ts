@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_INFO } from '../helpers/connectors.js';
 import {
@@ -156,6 +157,38 @@ describe.skipIf(!pg)('traces over OTLP/HTTP', () => {
     // Nothing of the statement anywhere in the trace.
     expect(attributeText(spans)).not.toContain(marker);
     expect(receiver.problems()).toEqual([]);
+  });
+
+  it('a task runs under the trace of the call that created it, to its statement', async () => {
+    const mine = clientTrace();
+    const client = await connect(plain.url, { traceparent: mine.traceparent });
+    const messages: string[] = [];
+    for await (const message of client.experimental.tasks.callToolStream(
+      { name: 'query_database', arguments: { query: 'SELECT 2 AS two' } },
+      CallToolResultSchema,
+      { task: { ttl: 60_000 } },
+    ))
+      messages.push(message.type);
+    await client.close();
+    expect(messages[0]).toBe('taskCreated');
+    expect(messages.at(-1)).toBe('result');
+
+    const spans = await receiver.waitFor((all) => {
+      const mineOnly = all.filter((s) => s.traceId === mine.traceId);
+      const task = mineOnly.find((s) => s.name === 'task query_database');
+      const tool = task && mineOnly.find((s) => s.parentSpanId === task.spanId);
+      const run = tool && mineOnly.find((s) => s.parentSpanId === tool.spanId && s.name === 'run');
+      return run && mineOnly.some((s) => s.parentSpanId === run.spanId) ? mineOnly : undefined;
+    });
+    const task = spans.find((s) => s.name === 'task query_database')!;
+    const creator = spans.find((s) => s.spanId === task.parentSpanId);
+    expect(creator?.name).toBe('tools/call query_database');
+    expect(typeof task.attributes['pgmcp.task.id']).toBe('string');
+    const tool = spans.find((s) => s.parentSpanId === task.spanId)!;
+    expect(tool.name).toBe('execute_tool query_database');
+    const run = spans.find((s) => s.parentSpanId === tool.spanId && s.name === 'run')!;
+    const trips = spans.filter((s) => s.parentSpanId === run.spanId);
+    expect(trips.map((t) => t.name)).toEqual([`SELECT ${pg!.database}`]);
   });
 
   it("a tool's block of several statements (count_rows) has a span per statement", async () => {

@@ -1,4 +1,5 @@
 // initialize (legacy), server/discover (modern) and logging/setLevel.
+import { TASKS_EXTENSION } from '../tasks/wire.js';
 import { LOG_LEVELS, type LogLevel } from '../../core/specs.js';
 import { APPS_EXTENSION, supportsApps } from '../apps.js';
 import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
@@ -13,9 +14,28 @@ export const CAPABILITIES = Object.freeze({
   logging: {},
 });
 
-/** A host that declared MCP Apps is told the server has it too; others get what they always got. */
-const capabilitiesFor = (client: Record<string, unknown>): Record<string, unknown> =>
-  supportsApps(client) ? { ...CAPABILITIES, extensions: { [APPS_EXTENSION]: {} } } : CAPABILITIES;
+/** With tasks: 2025-11-25's experimental `tasks` capability (tools/call, list, cancel). */
+export const TASK_CAPABILITIES = Object.freeze({
+  ...CAPABILITIES,
+  tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+});
+
+/**
+ * What the server declares: 2025-11-25's `tasks` slot in the session era, the tasks extension
+ * in 2026-07-28 (the `tasks` slot is 2025-11-25's only), and MCP Apps to a host that declared
+ * it; others get what they always got.
+ */
+function capabilitiesFor(
+  client: Record<string, unknown>,
+  tasks: boolean,
+  modern: boolean,
+): Record<string, unknown> {
+  const base = tasks && !modern ? TASK_CAPABILITIES : CAPABILITIES;
+  const extensions: Record<string, unknown> = {};
+  if (tasks && modern) extensions[TASKS_EXTENSION] = {};
+  if (supportsApps(client)) extensions[APPS_EXTENSION] = {};
+  return Object.keys(extensions).length > 0 ? { ...base, extensions } : base;
+}
 
 export function lifecycleMethods(
   options: FeatureOptions,
@@ -35,7 +55,7 @@ export function lifecycleMethods(
       session.clientInfo = isObject(params['clientInfo']) ? params['clientInfo'] : null;
       const result: Record<string, unknown> = {
         protocolVersion: version,
-        capabilities: capabilitiesFor(session.clientCapabilities),
+        capabilities: capabilitiesFor(session.clientCapabilities, options.tasks !== undefined, false),
         serverInfo: { ...options.serverInfo },
       };
       if (options.instructions) result['instructions'] = options.instructions;
@@ -45,7 +65,7 @@ export function lifecycleMethods(
     async discover(_params, scope) {
       const result: Record<string, unknown> = {
         supportedVersions: [...ALL_VERSIONS],
-        capabilities: capabilitiesFor(scope.clientCapabilities),
+        capabilities: capabilitiesFor(scope.clientCapabilities, options.tasks !== undefined, true),
         serverInfo: { ...options.serverInfo },
         ...shared.cacheHints(scope, 'public'),
       };

@@ -22,6 +22,7 @@ import {
 } from '../input-required.js';
 import { RpcCodes, RpcError, type JsonRpcId } from '../jsonrpc.js';
 import { paginate } from '../pagination.js';
+import type { TaskService } from '../tasks/service.js';
 
 export interface FeatureOptions {
   registry: Registry;
@@ -48,6 +49,8 @@ export interface FeatureOptions {
    * (server.shutdownTimeoutMs): each is cancelled, its statement in PostgreSQL too.
    */
   stopCalls?: AbortSignal;
+  /** Tasks (tools that declare taskSupport): where they are kept and run. Absent: no tasks. */
+  tasks?: TaskService;
 }
 
 export interface RequestScope {
@@ -148,6 +151,8 @@ export interface Shared {
     scope: RequestScope,
     target: { method: string; name: string; args: unknown; resourceUri?: string },
     body: (ctx: CallContext) => Promise<T>,
+    /** How the handler asks the client for input, when not the era's way (a task's). */
+    requestInput?: CallContext['requestInput'],
   ): Promise<{ value: T } | { inputRequired: Record<string, unknown> }>;
 }
 
@@ -199,7 +204,7 @@ export function createShared(options: FeatureOptions): Shared {
       return { [key]: wire, ...page.next, ...cacheHints(scope, shown.cacheScope) };
     },
 
-    async withContext(params, scope, target, body) {
+    async withContext(params, scope, target, body, requestInput) {
       // A bad requestState is refused before anything is registered for this request.
       const round =
         scope.era === 'modern'
@@ -222,7 +227,8 @@ export function createShared(options: FeatureOptions): Shared {
         progressToken: progressTokenOf(params),
         logLevel: scope.logLevel,
         clientCapabilities: scope.clientCapabilities,
-        requestInput: round ? modernRequestInput(round, scope.clientCapabilities) : undefined,
+        requestInput:
+          requestInput ?? (round ? modernRequestInput(round, scope.clientCapabilities) : undefined),
         ...(options.databases ? { database: databaseChoice(options.databases, scope) } : {}),
       });
       try {

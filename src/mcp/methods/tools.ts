@@ -11,6 +11,7 @@ import { toolError, toolErrorResult } from '../errors.js';
 import { RpcCodes, RpcError } from '../jsonrpc.js';
 import { paginate } from '../pagination.js';
 import { prebuild } from '../serialize.js';
+import { startToolTask, taskRequest } from '../tasks/call.js';
 import {
   deniedError,
   requireString,
@@ -50,6 +51,8 @@ export function toolMethods(
     if (spec.outputSchema !== undefined) tool['outputSchema'] = spec.outputSchema;
     if (spec.annotations !== undefined) tool['annotations'] = spec.annotations;
     if (spec.tags !== undefined && spec.tags.length > 0) tool['_meta'] = { tags: spec.tags };
+    if (spec.taskSupport !== undefined && options.tasks)
+      tool['execution'] = { taskSupport: spec.taskSupport };
     return tool;
   };
   /** A host that declares MCP Apps also gets each tool's view link (mcp/apps.ts). */
@@ -96,6 +99,10 @@ export function toolMethods(
       const principal = scope.channel.principal;
       const args = params['arguments'] ?? {};
       const note = scope.note;
+      if (options.tasks) {
+        const task = taskRequest(registry.tool(name)?.spec, params, scope);
+        if (task) return startToolTask(options, shared, name, params, scope, task.ttlMs);
+      }
       const outcome = await invokeTool({
         registry,
         name,

@@ -55,6 +55,18 @@ export interface BuiltinDeps {
   logger?: ScreenLogger;
 }
 
+/**
+ * The built-ins whose calls may run long, so a client may run them as tasks (docs/tools.md,
+ * Tasks): the queries, EXPLAIN ANALYZE, the vector search and the index analyses.
+ */
+const TASK_TOOLS: ReadonlySet<string> = new Set([
+  'query_database',
+  'execute_explain',
+  'similarity_search',
+  'analyze_query_indexes',
+  'analyze_workload_indexes',
+]);
+
 /** Registers the built-ins; returns the names of those tools.<name>.enabled left out. */
 export function registerBuiltins(registry: Registry, deps: BuiltinDeps): string[] {
   const disabled: string[] = [];
@@ -65,6 +77,7 @@ export function registerBuiltins(registry: Registry, deps: BuiltinDeps): string[
       return;
     }
     Object.assign(spec, roleGate(deps.toolRoles?.[spec.name] ?? []));
+    if (TASK_TOOLS.has(spec.name)) spec.taskSupport = 'optional';
     registry.addTool(spec, { compileOnFirstCall: true });
   };
   const timeout = deps.limits.statementTimeoutMs;

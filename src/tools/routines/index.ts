@@ -121,6 +121,8 @@ export function deriveRoutineTools(
       derived,
       source: routineSignature(derived.routine, catalog.types),
       call: (args, ctx) => callRoutine(derived, deps, args, ctx),
+      // A routine may run long: a client may run it as a task (docs/tools.md, Tasks).
+      taskSupport: 'optional',
     };
     if (derived.outputSchema) spec.outputSchema = derived.outputSchema;
     if (derived.routine.annotations.tags.length > 0) spec.tags = derived.routine.annotations.tags;

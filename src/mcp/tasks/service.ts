@@ -1,0 +1,250 @@
+// The task runtime of one instance: creates a task in the store, runs its work in the
+// background under the trace context of the call that created it, records how it ended, stops
+// it when a cancel arrives (here, or from another instance over the cluster bus), and keeps its
+// instance's working tasks marked alive so that a task whose instance stopped is failed rather
+// than left working forever.
+import { randomUUID } from 'node:crypto';
+import {
+  createMemoryTaskStore,
+  isTerminal,
+  type TaskEnd,
+  type TaskRecord,
+  type TaskStore,
+} from '../../core/tasks.js';
+import { inSpan } from '../../core/tracing.js';
+
+/** How often a running instance marks its working tasks alive. */
+export const HEARTBEAT_MS = 5_000;
+/** A working task not marked alive for this long lost its instance. */
+export const STALE_MS = 4 * HEARTBEAT_MS;
+/** Why the work of tasks still running at shutdown stops: they end failed, not cancelled. */
+const STOPPING = new Error('The server stopped before the task ended.');
+/** How often tasks/result looks at a task that runs on another instance. */
+const WAIT_POLL_MS = 250;
+
+export interface TaskServiceOptions {
+  /** tasks.maxTtlMs: no task is kept longer; also the ttl of a task that asked for none. */
+  maxTtlMs: number;
+  /** pollInterval suggested to clients. */
+  pollIntervalMs?: number;
+  store?: TaskStore;
+}
+
+export interface TaskStart {
+  owner: string;
+  tool: string;
+  /** The ttl the client asked for (bounded by maxTtlMs). */
+  ttlMs?: number | undefined;
+  /** The work; its signal aborts when the task is cancelled. */
+  run(signal: AbortSignal, taskId: string): Promise<TaskEnd>;
+  /** Told of each status change of the task (notifications). */
+  onChange?(task: TaskRecord): void;
+}
+
+export interface TaskService {
+  readonly instance: string;
+  readonly maxTtlMs: number;
+  /** Use the shared state database from now on (HTTP with a state database). */
+  useStore(store: TaskStore): void;
+  /** Forward cancels of tasks running elsewhere (the cluster bus). */
+  useForwarder(forward: (taskId: string) => Promise<void>): void;
+  start(input: TaskStart): Promise<TaskRecord>;
+  get(id: string, owner: string): Promise<TaskRecord | null>;
+  list(owner: string, offset: number, limit: number): Promise<TaskRecord[]>;
+  /** Ends the task as cancelled (unless it ended already) and stops its work wherever it runs. */
+  cancel(id: string, owner: string): Promise<TaskRecord | null>;
+  /** A cancel forwarded by another instance: stops the work if it runs here. */
+  stopLocal(id: string): void;
+  /**
+   * The task's work waits for input: the task is input_required with these requests (keys made
+   * unique over the task's life) until tasks/update answered them all.
+   */
+  ask(
+    id: string,
+    requests: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>>;
+  /** tasks/update: the answers to outstanding requests (others ignored); null: unknown task. */
+  answer(id: string, owner: string, responses: Record<string, unknown>): Promise<TaskRecord | null>;
+  /** Resolves with the task once it ended (or null when it is gone); rejects when `signal` aborts. */
+  waitEnd(id: string, owner: string, signal?: AbortSignal): Promise<TaskRecord | null>;
+  close(): void;
+}
+
+export function createTaskService(options: TaskServiceOptions): TaskService {
+  let store = options.store ?? createMemoryTaskStore();
+  let forward: ((taskId: string) => Promise<void>) | null = null;
+  const instance = randomUUID();
+  const pollIntervalMs = options.pollIntervalMs ?? 1_000;
+  /** Tasks running here: their stop and the listeners waiting for their end. */
+  const running = new Map<string, { stop: AbortController; ended: Promise<void> }>();
+  let beat: NodeJS.Timeout | null = null;
+  /** How many times each running task asked for input (keys stay unique over its life). */
+  const rounds = new Map<string, number>();
+
+  const keepAlive = (): void => {
+    if (beat !== null || running.size === 0) return;
+    beat = setInterval(() => {
+      if (running.size === 0) {
+        clearInterval(beat!);
+        beat = null;
+        return;
+      }
+      store.heartbeat(instance).catch(() => undefined);
+    }, HEARTBEAT_MS);
+    beat.unref();
+  };
+
+  /** A working task no instance marked alive lately is failed (its instance is gone). */
+  const settleAbandoned = async (task: TaskRecord | null): Promise<TaskRecord | null> => {
+    if (!task || isTerminal(task.status) || running.has(task.id)) return task;
+    if (Date.now() - task.heartbeatAt.getTime() < STALE_MS) return task;
+    await store.sweep(STALE_MS);
+    return store.get(task.id, task.owner);
+  };
+
+  const service: TaskService = {
+    instance,
+    maxTtlMs: options.maxTtlMs,
+    useStore(next) {
+      store = next;
+    },
+    useForwarder(next) {
+      forward = next;
+    },
+
+    async start(input) {
+      const requested = input.ttlMs;
+      const ttlMs = Math.max(
+        1,
+        Math.min(
+          options.maxTtlMs,
+          requested !== undefined && Number.isFinite(requested)
+            ? Math.floor(requested)
+            : options.maxTtlMs,
+        ),
+      );
+      const created = await store.create({
+        id: randomUUID(),
+        owner: input.owner,
+        tool: input.tool,
+        ttlMs,
+        pollIntervalMs,
+        instance,
+      });
+      const stop = new AbortController();
+      const work = async (): Promise<void> => {
+        let end: TaskEnd;
+        try {
+          end = await inSpan(
+            `task ${input.tool}`,
+            { 'pgmcp.task.id': created.id, 'gen_ai.tool.name': input.tool },
+            () => input.run(stop.signal, created.id),
+          );
+        } catch (error) {
+          end = {
+            status: 'failed',
+            error: {
+              code: -32603,
+              message: error instanceof Error ? error.message : String(error),
+            },
+          };
+        }
+        if (stop.signal.aborted) {
+          end =
+            stop.signal.reason === STOPPING
+              ? { status: 'failed', error: { code: -32603, message: STOPPING.message } }
+              : { status: 'cancelled' };
+        }
+        const ended = await store.end(created.id, end).catch(() => null);
+        if (ended && end.status === ended.status) input.onChange?.(ended);
+      };
+      // Started inside the creating request: the work continues its trace context.
+      const ended = work().finally(() => {
+        running.delete(created.id);
+        rounds.delete(created.id);
+      });
+      running.set(created.id, { stop, ended });
+      keepAlive();
+      return created;
+    },
+
+    async get(id, owner) {
+      return settleAbandoned(await store.get(id, owner));
+    },
+
+    list: (owner, offset, limit) => store.list(owner, offset, limit),
+
+    async cancel(id, owner) {
+      const asked = await store.requestCancel(id, owner);
+      if (!asked) return null;
+      if (isTerminal(asked.status)) return asked;
+      const ended = await store.end(id, {
+        status: 'cancelled',
+        statusMessage: 'The task was cancelled by its caller.',
+      });
+      if (running.has(id)) service.stopLocal(id);
+      else await forward?.(id).catch(() => undefined);
+      return ended;
+    },
+
+    async ask(id, requests, signal) {
+      const round = (rounds.get(id) ?? 0) + 1;
+      rounds.set(id, round);
+      const keyOf = (key: string): string => (round === 1 ? key : `${key}.${round}`);
+      const wire = Object.fromEntries(Object.entries(requests).map(([k, r]) => [keyOf(k), r]));
+      await store.askInput(id, wire);
+      for (;;) {
+        signal.throwIfAborted();
+        const taken = await store.takeInput(id, Object.keys(wire));
+        if (taken)
+          return Object.fromEntries(Object.keys(requests).map((k) => [k, taken[keyOf(k)]]));
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, WAIT_POLL_MS);
+          function done(): void {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', done);
+            resolve();
+          }
+          signal.addEventListener('abort', done, { once: true });
+        });
+      }
+    },
+
+    answer: (id, owner, responses) => store.answerInput(id, owner, responses),
+
+    stopLocal(id) {
+      running.get(id)?.stop.abort(new Error('The task was cancelled.'));
+    },
+
+    async waitEnd(id, owner, signal) {
+      for (;;) {
+        signal?.throwIfAborted();
+        const task = await service.get(id, owner);
+        if (!task || isTerminal(task.status)) return task;
+        const local = running.get(id);
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(done, local ? 60_000 : WAIT_POLL_MS);
+          function done(): void {
+            clearTimeout(timer);
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+          }
+          function onAbort(): void {
+            clearTimeout(timer);
+            reject(signal!.reason as Error);
+          }
+          signal?.addEventListener('abort', onAbort, { once: true });
+          local?.ended.then(done, done);
+        });
+      }
+    },
+
+    close() {
+      if (beat !== null) clearInterval(beat);
+      beat = null;
+      for (const { stop } of running.values()) stop.abort(STOPPING);
+    },
+  };
+  return service;
+}
