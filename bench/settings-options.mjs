@@ -65,33 +65,6 @@ const OPTIONS = {
       step('ROLLBACK', [], 'pgmcp_rollback'),
     ],
   },
-  // The floor's statement alone, but on a connection carrying the session base (its timeout
-  // arms a timer per Execute): what the settings cost without any wrapper statement.
-  'raw-base': {
-    prepare: [step(SESSION_SETTINGS, SETTINGS_VALUES)],
-    steps: (k) => [{ ...lookup(k), rows: true }],
-  },
-  // Issue 31: the read-only default at session level, BEGIN and ROLLBACK named (parsed once).
-  'begin-rollback-prepared-rodefault': {
-    prepare: [
-      step(SESSION_SETTINGS, SETTINGS_VALUES),
-      step("SELECT set_config('default_transaction_read_only', 'on', false)"),
-    ],
-    steps: (k) => [
-      step('BEGIN', [], 'pgmcp_begin'),
-      { ...lookup(k), rows: true },
-      step('ROLLBACK', [], 'pgmcp_rollback'),
-    ],
-  },
-  // Only the ROLLBACK named: BEGIN READ ONLY parsed each call.
-  'begin-rollback-prepared-end': {
-    prepare: [step(SESSION_SETTINGS, SETTINGS_VALUES)],
-    steps: (k) => [
-      step('BEGIN READ ONLY'),
-      { ...lookup(k), rows: true },
-      step('ROLLBACK', [], 'pgmcp_rollback'),
-    ],
-  },
   'begin-rollback+identity': {
     prepare: [step(SESSION_SETTINGS, SETTINGS_VALUES)],
     steps: (k) => [

@@ -16,7 +16,6 @@ import {
   type PipelineResult,
   type PipelineStep,
 } from './pipeline.js';
-import type { ClosingState } from './closing.js';
 import { SHIELD, type ShieldOptions } from './shielded.js';
 import { roundTrip } from './traced.js';
 
@@ -72,8 +71,8 @@ export interface SessionSetup {
   readOnly: boolean;
   /** BEGIN (READ ONLY or READ WRITE) and the transaction-local settings, if any. */
   opening: readonly PipelineStep[];
-  /** What ends the block: ROLLBACK for a read-only call (named where safe: closing.ts), COMMIT otherwise. */
-  closing: ClosingState;
+  /** What ends the block: ROLLBACK for a read-only call, COMMIT otherwise. */
+  closing: PipelineStep;
   types: pg.CustomTypesConfig;
   /** The role the call runs as. */
   role: string;
@@ -119,13 +118,10 @@ export function createCallSession(setup: SessionSetup): {
     after: readonly PipelineStep[] = [],
   ): Promise<PipelineResult> => {
     try {
-      const result = await roundTrip(setup.database, step, (sent) =>
+      return await roundTrip(setup.database, step, (sent) =>
         runPipelined(client, before, sent, read, after),
       );
-      closing.tripEnded(true, after);
-      return result;
     } catch (error) {
-      closing.tripEnded(false, after);
       if ((error as { severity?: unknown }).severity !== 'ERROR')
         setup.markBroken(error instanceof Error ? error : new Error(String(error)));
       throw error;
@@ -162,7 +158,7 @@ export function createCallSession(setup: SessionSetup): {
       return go(opening, step, read);
     }
     // After the statement: a block of its own, closed in the same trip.
-    return state === 'open' ? go([], step, read) : go(opening, step, read, [closing.step()]);
+    return state === 'open' ? go([], step, read) : go(opening, step, read, [closing]);
   };
 
   const session: CallSession = {
@@ -212,7 +208,7 @@ export function createCallSession(setup: SessionSetup): {
       const read = { ...caps, types: caps.types ?? setup.types };
       const opened = state === 'open';
       state = 'done';
-      const result = await sendOwn(opened ? [] : opening, statement, read, [closing.step()]);
+      const result = await sendOwn(opened ? [] : opening, statement, read, [closing]);
       // A statement that could write could also have changed the session (UPDATE pg_settings,
       // a function's set_config), and its block was committed.
       if (!setup.readOnly) setup.afterWrite();
@@ -227,7 +223,6 @@ export function createCallSession(setup: SessionSetup): {
       if (transactionStatus(client) !== 'I') {
         await client.query('ROLLBACK').catch(setup.markBroken);
       }
-      closing.settle();
     },
   };
 }

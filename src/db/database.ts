@@ -6,7 +6,6 @@ import type { Logger } from 'pino';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import { createCallSession, type CallSession } from './call-session.js';
-import { createClosings } from './closing.js';
 import { createSessionSettings } from './session-settings.js';
 import type { EmbeddedDatabase } from './embedded/index.js';
 import type { DatabaseOptions } from './database-options.js';
@@ -140,8 +139,6 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         'a connection pooler sits between pgmcp and PostgreSQL (the backend pid differs from the startup one): every call carries all its settings',
       ),
   });
-
-  const closings = createClosings();
 
   /**
    * Ask the server the connection is on to cancel a running statement (real PostgreSQL; PGlite
@@ -285,8 +282,6 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     work: (client: pg.PoolClient) => Promise<T>,
   ): Promise<T> =>
     guarded(tx, async (client, markBroken, settings) => {
-      // `work` runs a caller's code outside the named ROLLBACK's watch (closing.ts).
-      closings.forget(client);
       try {
         // BEGIN and the settings in one round trip; the block stays open for `work`.
         const [begin, ...rest] = opening(tx, settings);
@@ -315,11 +310,7 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         client,
         readOnly: tx.readOnly,
         opening: opening(tx, settings),
-        closing: closings.forCall(
-          client,
-          tx.readOnly && !embedded && sessions.mode === 'base',
-          closing(tx),
-        ),
+        closing: closing(tx),
         types: PG_TYPES,
         role: callSettings(tx, options.role).role,
         database: name,
@@ -350,7 +341,6 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
     try {
       // The login role and the server's defaults, not the calls' base.
       await sessions.resetForOwnUse(client);
-      closings.forget(client);
       return await work(client);
     } catch (error) {
       if ((error as { severity?: unknown }).severity !== 'ERROR')

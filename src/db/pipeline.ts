@@ -19,9 +19,8 @@ const { prepareValue } = require('pg/lib/utils.js') as {
 const { serialize } = createRequire(require.resolve('pg'))('pg-protocol') as {
   serialize: {
     parse(msg: { text: string; name?: string }): Buffer;
-    bind(msg: { statement?: string; values?: unknown[]; valueMapper?: unknown }): Buffer;
+    bind(msg: { values?: unknown[]; valueMapper?: unknown }): Buffer;
     describe(msg: { type: 'P' | 'S'; name: string }): Buffer;
-    close(msg: { type: 'P' | 'S'; name: string }): Buffer;
     execute(msg: { rows?: number }): Buffer;
     sync(): Buffer;
   };
@@ -64,12 +63,6 @@ interface Connection {
 export interface PipelineStep {
   text: string;
   values: unknown[];
-  /** A statement of pgmcp's kept on the connection under this name (db/closing.ts). */
-  name?: string;
-  /** With `name`: parse it first (Close, then Parse), the connection's copy not being known good. */
-  reparse?: boolean;
-  /** The command tag the step must answer with: any other fails the trip (PGMCP202). */
-  tag?: string;
 }
 
 export interface PipelineRead {
@@ -178,8 +171,6 @@ class PipelinedStatement extends EventEmitter {
   private answered = 0;
   private error: Error | null = null;
   private readonly done: Promise<PipelineResult>;
-  /** Every step of the trip, in the order sent. */
-  private readonly steps: readonly PipelineStep[];
   private settle!: { resolve: (r: PipelineResult) => void; reject: (e: Error) => void };
 
   constructor(
@@ -189,7 +180,6 @@ class PipelinedStatement extends EventEmitter {
     private readonly after: readonly PipelineStep[] = [],
   ) {
     super();
-    this.steps = [...setup, statement, ...after];
     this.result = new Result('array', read.types);
     this.done = new Promise((resolve, reject) => {
       this.settle = { resolve, reject };
@@ -205,14 +195,8 @@ class PipelinedStatement extends EventEmitter {
     const rows = this.read.offset + this.read.limit + 1;
     const chunks: Buffer[] = [];
     const step = (s: PipelineStep, execute: { rows: number }, describe: boolean): void => {
-      if (s.name === undefined) chunks.push(serialize.parse({ text: s.text }));
-      else if (s.reparse) {
-        chunks.push(serialize.close({ type: 'S', name: s.name }));
-        chunks.push(serialize.parse({ text: s.text, name: s.name }));
-      }
-      chunks.push(
-        serialize.bind({ statement: s.name ?? '', values: s.values, valueMapper: prepareValue }),
-      );
+      chunks.push(serialize.parse({ text: s.text }));
+      chunks.push(serialize.bind({ values: s.values, valueMapper: prepareValue }));
       if (describe) chunks.push(serialize.describe({ type: 'P', name: '' }));
       chunks.push(serialize.execute(execute));
     };
@@ -300,15 +284,6 @@ class PipelinedStatement extends EventEmitter {
   }
 
   handleCommandComplete(msg: unknown): void {
-    const want = this.steps[this.answered]?.tag;
-    if (want !== undefined && fullCommandTag(msg) !== want) {
-      // Only SQL PREPARE, which cannot make a transaction-control one, can have replaced it.
-      this.error ??= new AppError(
-        ErrorCodes.DB_QUERY_FAILED,
-        `The statement replaced one of pgmcp's own prepared statements on its connection (DEALLOCATE and PREPARE of ${this.steps[this.answered]!.name ?? 'a statement'}): its result is not returned and the connection is closed.`,
-        { category: 'input' },
-      );
-    }
     if (this.onStatement) {
       this.result.addCommandComplete(msg);
       this.commandTag = fullCommandTag(msg);
