@@ -7,6 +7,7 @@ import { resolveDatabases, type Config, type ResolvedDatabase } from '../config/
 import type { DatabaseDirectory } from '../tools/databases.js';
 import type { Database } from '../db/database.js';
 import { databaseNameOf } from '../db/names.js';
+import { findAppViews } from '../mcp/apps.js';
 import { createDispatcher, type Dispatcher } from '../mcp/dispatcher.js';
 import type { Metrics } from '../core/metrics.js';
 import { createSigner } from '../core/signed.js';
@@ -96,6 +97,8 @@ export async function createApp(
     exchangeLog?.record(record);
     for (const listener of exchangeListeners) listener(record);
   };
+  // The MCP Apps views, checked once: a checkout without the web build serves none.
+  const apps = findAppViews(undefined, logger);
   const dispatcherFor = (name: string, databases?: DatabaseDirectory): Dispatcher =>
     createDispatcher({
       registry,
@@ -112,6 +115,7 @@ export async function createApp(
       signer,
       filterByAccess: config.auth.filterToolsByRole || config.auth.oauth.filterToolsByRole,
       onExchange: recordExchange,
+      apps,
       ...(databases ? { databases } : {}),
       ...(start.ready ? { ready: start.ready } : {}),
     });

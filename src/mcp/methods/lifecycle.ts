@@ -1,6 +1,6 @@
 // initialize (legacy), server/discover (modern) and logging/setLevel.
 import { LOG_LEVELS, type LogLevel } from '../../core/specs.js';
-import { APPS_EXTENSION, supportsApps } from '../apps.js';
+import { APPS_EXTENSION, appsFor } from '../apps.js';
 import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
 import { ALL_VERSIONS, negotiateLegacy } from '../versions.js';
 import type { FeatureOptions, Handler, Shared } from './shared.js';
@@ -13,14 +13,16 @@ export const CAPABILITIES = Object.freeze({
   logging: {},
 });
 
-/** A host that declared MCP Apps is told the server has it too; others get what they always got. */
-const capabilitiesFor = (client: Record<string, unknown>): Record<string, unknown> =>
-  supportsApps(client) ? { ...CAPABILITIES, extensions: { [APPS_EXTENSION]: {} } } : CAPABILITIES;
-
 export function lifecycleMethods(
   options: FeatureOptions,
   shared: Shared,
 ): { initialize: Handler; discover: Handler; setLevel: Handler } {
+  /** A host that declared MCP Apps is told the server has it too (when the views are built). */
+  const capabilitiesFor = (client: Record<string, unknown>): Record<string, unknown> =>
+    appsFor(options.apps, client)
+      ? { ...CAPABILITIES, extensions: { [APPS_EXTENSION]: {} } }
+      : CAPABILITIES;
+
   return {
     async initialize(params, scope) {
       const session = scope.channel.session;
