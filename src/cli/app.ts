@@ -7,6 +7,7 @@ import { resolveDatabases, type Config, type ResolvedDatabase } from '../config/
 import type { DatabaseDirectory } from '../tools/databases.js';
 import type { Database } from '../db/database.js';
 import { databaseNameOf } from '../db/names.js';
+import { findAppViews } from '../mcp/apps.js';
 import { createDispatcher, type Dispatcher } from '../mcp/dispatcher.js';
 import { createTaskService, type TaskService } from '../mcp/tasks/service.js';
 import type { Metrics } from '../core/metrics.js';
@@ -101,6 +102,8 @@ export async function createApp(
     exchangeLog?.record(record);
     for (const listener of exchangeListeners) listener(record);
   };
+  // The MCP Apps views, checked once: a checkout without the web build serves none.
+  const apps = findAppViews(undefined, logger);
   const dispatcherFor = (name: string, databases?: DatabaseDirectory): Dispatcher =>
     createDispatcher({
       registry,
@@ -118,6 +121,7 @@ export async function createApp(
       signer,
       filterByAccess: config.auth.filterToolsByRole || config.auth.oauth.filterToolsByRole,
       onExchange: recordExchange,
+      apps,
       ...(databases ? { databases } : {}),
       ...(start.ready ? { ready: start.ready } : {}),
     });

@@ -2,11 +2,15 @@
 // tools link to them. A host that declares the extension gets the views in resources/list and a
 // `_meta.ui.resourceUri` on the linked tools; every other client gets the lists it always got.
 // The views are single HTML files built from web/apps by `npm run build -w web` (web/dist-apps).
+// A checkout without that build has no views: findAppViews says so once at startup, and the
+// server then behaves as if the extension did not exist (no views, links or declaration).
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { packagePath } from '../core/package-path.js';
 import type { ResourceReadResult } from '../core/content.js';
 import type { ToolSpec } from '../core/specs.js';
-import { isObject, RpcCodes, RpcError } from './jsonrpc.js';
+import { isObject } from './jsonrpc.js';
 
 export const APPS_EXTENSION = 'io.modelcontextprotocol/ui';
 export const APP_MIME_TYPE = 'text/html;profile=mcp-app';
@@ -64,14 +68,51 @@ export const PLAN_VIEWER = view(
 
 export const APP_VIEWS: readonly AppView[] = [RESULT_GRID, RESULT_CHART, PLAN_VIEWER];
 
-/** Whether the client declared the extension (with our MIME type, when it names any). */
+/**
+ * Whether the client declared the extension with our MIME type: the extension's capability
+ * names the view types a host renders (`mimeTypes`), and one that does not list
+ * `text/html;profile=mcp-app` cannot show ours.
+ */
 export function supportsApps(clientCapabilities: Record<string, unknown>): boolean {
   const extensions = clientCapabilities['extensions'];
   if (!isObject(extensions)) return false;
   const declared = extensions[APPS_EXTENSION];
   if (!isObject(declared)) return false;
   const types = declared['mimeTypes'];
-  return !Array.isArray(types) || types.includes(APP_MIME_TYPE);
+  return Array.isArray(types) && types.includes(APP_MIME_TYPE);
+}
+
+/** The built views this server can serve: all three, read from `dir`. */
+export interface AppViews {
+  readonly views: readonly AppView[];
+  readonly dir: string;
+}
+
+/** The directory `npm run build -w web` writes the views to. */
+export const DEFAULT_APPS_DIR = packagePath('web/dist-apps');
+
+/**
+ * Checks (once, at startup) that every view is built in `dir`. Without them the server leaves
+ * MCP Apps out entirely, and says why in one log line.
+ */
+export function findAppViews(
+  dir: string = DEFAULT_APPS_DIR,
+  logger?: { warn(message: string): void },
+): AppViews | null {
+  const missing = APP_VIEWS.filter((v) => !existsSync(join(dir, v.file))).map((v) => v.file);
+  if (missing.length === 0) return { views: APP_VIEWS, dir };
+  logger?.warn(
+    `MCP Apps views are off: ${missing.join(', ')} not found in ${dir} (run \`npm run build -w web\`, then restart pgmcp).`,
+  );
+  return null;
+}
+
+/** Whether this request gets MCP Apps: the views are built and the client declared it. */
+export function appsFor(
+  apps: AppViews | null | undefined,
+  clientCapabilities: Record<string, unknown>,
+): apps is AppViews {
+  return apps != null && supportsApps(clientCapabilities);
 }
 
 /**
@@ -97,25 +138,30 @@ export function withViewLink(
   return { ...tool, _meta: { ...meta, ui: { resourceUri: linked.uri } } };
 }
 
-export function appView(uri: string): AppView | undefined {
-  return APP_VIEWS.find((v) => v.uri === uri);
+/** The view at `uri`, if the server has its views. */
+export function appView(apps: AppViews | null | undefined, uri: string): AppView | undefined {
+  return apps?.views.find((v) => v.uri === uri);
 }
 
 const loaded = new Map<string, string>();
 
-/** resources/read of a view: the built HTML, read once. */
-export async function readAppView(found: AppView): Promise<ResourceReadResult> {
-  let html = loaded.get(found.file);
+/**
+ * resources/read of a view: the built HTML, read once. Undefined when the file has gone since
+ * startup (the caller answers "resource not found" then, as for any missing resource).
+ */
+export async function readAppView(
+  apps: AppViews,
+  found: AppView,
+): Promise<ResourceReadResult | undefined> {
+  const path = join(apps.dir, found.file);
+  let html = loaded.get(path);
   if (html === undefined) {
     try {
-      html = await readFile(packagePath(`web/dist-apps/${found.file}`), 'utf8');
+      html = await readFile(path, 'utf8');
     } catch {
-      throw new RpcError(
-        RpcCodes.INTERNAL_ERROR,
-        `The view ${found.uri} is not built. Run \`npm run build -w web\` (npm ci does it), then restart pgmcp.`,
-      );
+      return undefined;
     }
-    loaded.set(found.file, html);
+    loaded.set(path, html);
   }
   const content = { uri: found.uri, mimeType: APP_MIME_TYPE, text: html, _meta: found._meta };
   return { contents: [content] };

@@ -189,14 +189,19 @@ describe.skipIf(!info)('MCP Apps in Chromium', () => {
     toolName: string,
     args: Record<string, unknown>,
     theme: 'light' | 'dark' = 'light',
+    stripMetaCsp = false,
   ): Promise<Frame> => {
     const tools = (await apps.listTools()).tools;
     const tool = tools.find((t) => t.name === toolName)!;
     const uri = (tool._meta as any).ui.resourceUri as string;
     const read = await apps.readResource({ uri });
     const content = read.contents[0] as any;
-    const path = `/${uri.slice('ui://'.length)}`;
-    views.set(path, { html: content.text, meta: content._meta });
+    // Stripped of its own meta CSP, a view is held back by the host's CSP alone.
+    const path = `/${stripMetaCsp ? 'stripped/' : ''}${uri.slice('ui://'.length)}`;
+    const html = stripMetaCsp
+      ? (content.text as string).replace(/<meta\s+http-equiv="Content-Security-Policy"[^>]*>/i, '')
+      : content.text;
+    views.set(path, { html, meta: content._meta });
     const result = await apps.callTool({ name: toolName, arguments: args });
     const page = browser.page;
     await page.goto(hostOrigin);
@@ -228,9 +233,20 @@ describe.skipIf(!info)('MCP Apps in Chromium', () => {
         'ui://pgmcp/plan-viewer',
       ]),
     );
-    const read = await apps.readResource({ uri: 'ui://pgmcp/result-grid' });
-    expect(read.contents[0]).toMatchObject({ mimeType: 'text/html;profile=mcp-app' });
-    expect((read.contents[0] as any)._meta.ui.csp.connectDomains).toEqual([]);
+    for (const uri of [
+      'ui://pgmcp/result-grid',
+      'ui://pgmcp/result-chart',
+      'ui://pgmcp/plan-viewer',
+    ]) {
+      const [content] = (await apps.readResource({ uri })).contents as any[];
+      expect(content).toMatchObject({ uri, mimeType: 'text/html;profile=mcp-app' });
+      expect(content._meta.ui.csp.connectDomains).toEqual([]);
+      // The built file: self-contained (every script and style inline), its own CSP inside.
+      expect(content.text).toMatch(/^<!doctype html>/i);
+      expect(content.text).toContain(`http-equiv="Content-Security-Policy"`);
+      expect(content.text).toContain("connect-src 'none'");
+      expect(content.text).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
+    }
   });
 
   it('answers a client without the extension exactly as before', async () => {
@@ -281,6 +297,16 @@ describe.skipIf(!info)('MCP Apps in Chromium', () => {
     const csv = saved.contents[0].resource.text as string;
     expect(csv.split('\r\n')[0]).toBe('month,region,amount');
     expect(csv.trim().split('\r\n')).toHaveLength(4);
+    // The person cancels the host's save dialog: no browser download behind their back.
+    const browserDownloads: string[] = [];
+    browser.page.on('download', (d) => browserDownloads.push(d.suggestedFilename()));
+    await browser.page.evaluate(() => ((globalThis as any).hostDeclinesDownloads = true));
+    await frame.getByRole('button', { name: 'CSV' }).click();
+    await expect.poll(() => frame.locator('.notice').textContent()).toBe('The CSV was not saved.');
+    expect(await browser.page.evaluate(() => (globalThis as any).hostDownloads.length)).toBe(2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(browserDownloads).toEqual([]);
+    await browser.page.evaluate(() => ((globalThis as any).hostDeclinesDownloads = false));
     await frame.getByLabel('Filter rows').fill('');
 
     // The next page: query_database again, through the host, with the offset it gave.
@@ -311,9 +337,18 @@ describe.skipIf(!info)('MCP Apps in Chromium', () => {
     expect(await frame.locator('rect').count()).toBe(3);
   });
 
-  it('blocks a request to another origin with the CSP the view declares', async () => {
-    const frame = await open('query_database', { query: SERIES });
+  it.each([
+    ['its own meta tag and the host', false],
+    ['the host alone (meta tag stripped)', true],
+  ])('blocks a request to another origin by the CSP of %s', async (_how, strip) => {
+    const frame = await open('query_database', { query: SERIES }, 'light', strip);
     await expect.poll(() => frame.locator('table.grid tbody tr').count()).toBe(12);
+    const metaTags = await frame.evaluate(
+      () =>
+        (globalThis as any).document.querySelectorAll('meta[http-equiv="Content-Security-Policy"]')
+          .length,
+    );
+    expect(metaTags).toBe(strip ? 0 : 1);
     const outcome = await frame.evaluate(async (url) => {
       const violations: string[] = [];
       (globalThis as any).document.addEventListener('securitypolicyviolation', (e: any) =>

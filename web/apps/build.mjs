@@ -27,9 +27,19 @@ function singleFile() {
               `<script type="module" crossorigin src="[^"]*${escaped}"></script>`,
             );
             if (!tag.test(text)) continue;
-            // "</script" inside the code would end the element early, and "<!--" could start
-            // the parser's escaped state; both mean the same with a backslash inside JS.
-            const code = file.code.replace(/<\/script/gi, '<\\/script').replace(/<!--/g, '<\\!--');
+            // "</script" inside the code would end the element early. It can only be inside a
+            // string, template, regular expression or comment, and "<\/" means "</" in each of
+            // them (in a regex "\/" is a valid escape even with the u or v flag).
+            const code = file.code.replace(/<\/script/gi, '<\\/script');
+            // "<!--" followed by "<script" would put the HTML parser in its double-escaped
+            // state, where the element's own "</script>" no longer ends it. No backslash rewrite
+            // keeps the meaning everywhere ("\!" is a syntax error in a u-flag regex), so a
+            // build whose code holds both stops here instead of shipping a broken view.
+            if (/<!--/.test(code) && /<script/i.test(code)) {
+              throw new Error(
+                `${html.fileName}: the code of ${name} holds both "<!--" and "<script"; inlined, the browser would not find the end of the script.`,
+              );
+            }
             text = text.replace(tag, () => `<script type="module">${code}</script>`);
             delete bundle[name];
           } else if (name.endsWith('.css')) {

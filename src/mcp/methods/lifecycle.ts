@@ -1,7 +1,7 @@
 // initialize (legacy), server/discover (modern) and logging/setLevel.
 import { TASKS_EXTENSION } from '../tasks/wire.js';
 import { LOG_LEVELS, type LogLevel } from '../../core/specs.js';
-import { APPS_EXTENSION, supportsApps } from '../apps.js';
+import { APPS_EXTENSION, appsFor } from '../apps.js';
 import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
 import { ALL_VERSIONS, negotiateLegacy } from '../versions.js';
 import type { FeatureOptions, Handler, Shared } from './shared.js';
@@ -23,17 +23,19 @@ export const TASK_CAPABILITIES = Object.freeze({
 /**
  * What the server declares: 2025-11-25's `tasks` slot in the session era, the tasks extension
  * in 2026-07-28 (the `tasks` slot is 2025-11-25's only), and MCP Apps to a host that declared
- * it; others get what they always got.
+ * it (when the views are built); others get what they always got.
  */
 function capabilitiesFor(
+  options: FeatureOptions,
   client: Record<string, unknown>,
-  tasks: boolean,
   modern: boolean,
 ): Record<string, unknown> {
+  const tasks = options.tasks !== undefined;
   const base = tasks && !modern ? TASK_CAPABILITIES : CAPABILITIES;
   const extensions: Record<string, unknown> = {};
   if (tasks && modern) extensions[TASKS_EXTENSION] = {};
-  if (supportsApps(client)) extensions[APPS_EXTENSION] = {};
+  // Apps only when the views are built (mcp/apps.ts findAppViews) and the host declared them.
+  if (appsFor(options.apps, client)) extensions[APPS_EXTENSION] = {};
   return Object.keys(extensions).length > 0 ? { ...base, extensions } : base;
 }
 
@@ -55,7 +57,7 @@ export function lifecycleMethods(
       session.clientInfo = isObject(params['clientInfo']) ? params['clientInfo'] : null;
       const result: Record<string, unknown> = {
         protocolVersion: version,
-        capabilities: capabilitiesFor(session.clientCapabilities, options.tasks !== undefined, false),
+        capabilities: capabilitiesFor(options, session.clientCapabilities, false),
         serverInfo: { ...options.serverInfo },
       };
       if (options.instructions) result['instructions'] = options.instructions;
@@ -65,9 +67,12 @@ export function lifecycleMethods(
     async discover(_params, scope) {
       const result: Record<string, unknown> = {
         supportedVersions: [...ALL_VERSIONS],
-        capabilities: capabilitiesFor(scope.clientCapabilities, options.tasks !== undefined, true),
+        capabilities: capabilitiesFor(options, scope.clientCapabilities, true),
         serverInfo: { ...options.serverInfo },
-        ...shared.cacheHints(scope, 'public'),
+        ...shared.cacheHints(
+          scope,
+          appsFor(options.apps, scope.clientCapabilities) ? 'private' : 'public',
+        ),
       };
       if (options.instructions) result['instructions'] = options.instructions;
       return result;

@@ -1,6 +1,6 @@
 // resources/list, resources/templates/list, resources/read and (legacy) subscriptions.
 import type { ResourceSpec } from '../../core/specs.js';
-import { APP_VIEWS, appView, readAppView, supportsApps, type AppView } from '../apps.js';
+import { appsFor, appView, readAppView, type AppView } from '../apps.js';
 import { resourceNotFound } from '../errors.js';
 import {
   canUse,
@@ -27,24 +27,29 @@ export function resourceMethods(
   // The registry's list with the MCP Apps views after it, made once per registry snapshot (the
   // snapshot is the visibility cache's key too).
   const withViews = new WeakMap<readonly ResourceSpec[], readonly Listed[]>();
-  const listed = (apps: boolean): readonly Listed[] => {
+  const listed = (views: readonly AppView[] | null): readonly Listed[] => {
     const own = registry.resources();
-    if (!apps) return own;
+    if (!views) return own;
     let all = withViews.get(own);
-    if (!all) withViews.set(own, (all = [...own, ...APP_VIEWS]));
+    if (!all) withViews.set(own, (all = [...own, ...views]));
     return all;
   };
 
   return {
-    listResources: async (params, scope) =>
-      shared.listPage(
+    async listResources(params, scope) {
+      const apps = appsFor(options.apps, scope.clientCapabilities);
+      const page = shared.listPage(
         'resources',
         'resources',
-        listed(supportsApps(scope.clientCapabilities)),
+        listed(apps ? options.apps!.views : null),
         { required: ['uri', 'name'], optional: ['title', 'description', 'mimeType', '_meta'] },
         params,
         scope,
-      ),
+      );
+      // With the views the list depends on the caller's capabilities: not for a shared cache.
+      if (apps && page['cacheScope'] !== undefined) page['cacheScope'] = 'private';
+      return page;
+    },
 
     listTemplates: async (params, scope) =>
       shared.listPage(
@@ -58,11 +63,15 @@ export function resourceMethods(
 
     async readResource(params, scope) {
       const uri = requireString(params, 'uri');
-      const view = appView(uri);
-      if (view) return { ...(await readAppView(view)), ...shared.cacheHints(scope, 'public') };
+      const notFound = resourceNotFound(scope.era, uri, `Resource not found: ${uri}`);
+      const view = appView(options.apps, uri);
+      if (view) {
+        const read = await readAppView(options.apps!, view);
+        if (!read) throw notFound;
+        return { ...read, ...shared.cacheHints(scope, 'public') };
+      }
       const direct = registry.resource(uri);
       const matched = direct ? undefined : registry.matchTemplate(uri);
-      const notFound = resourceNotFound(scope.era, uri, `Resource not found: ${uri}`);
       if (!direct && !matched) throw notFound;
       const principal = scope.channel.principal;
       if (!inScope(direct ?? matched!.template, principal)) throw notFound;

@@ -10,6 +10,7 @@ import type { DatabaseDirectory } from '../../tools/databases.js';
 import { canUse, inScope, type Gated } from '../../tools/gate.js';
 import type { Registry } from '../../tools/registry.js';
 import type { ToolCallSink } from '../../tools/tool-call-record.js';
+import type { AppViews } from '../apps.js';
 import { buildContext, progressTokenOf } from '../call-context.js';
 import type { RequestChannel } from '../channel.js';
 import { authRequired, forbidden, protocolErrorOf } from '../errors.js';
@@ -51,6 +52,11 @@ export interface FeatureOptions {
   stopCalls?: AbortSignal;
   /** Tasks (tools that declare taskSupport): where they are kept and run. Absent: no tasks. */
   tasks?: TaskService;
+  /**
+   * The built MCP Apps views (mcp/apps.ts findAppViews); absent or null: no views, so no tool
+   * links and no extension declared, whatever the client says.
+   */
+  apps?: AppViews | null;
 }
 
 export interface RequestScope {

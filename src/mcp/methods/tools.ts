@@ -6,7 +6,7 @@ import { ErrorCodes } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/specs.js';
 import type { ExchangeRecord } from '../../tools/handlers/exchange-log.js';
 import { invokeTool } from '../../tools/invoke.js';
-import { supportsApps, withViewLink } from '../apps.js';
+import { appsFor, withViewLink } from '../apps.js';
 import { toolError, toolErrorResult } from '../errors.js';
 import { RpcCodes, RpcError } from '../jsonrpc.js';
 import { paginate } from '../pagination.js';
@@ -89,9 +89,11 @@ export function toolMethods(
         ? shown.items.filter((t) => t.tags?.some((x) => wanted.has(x)))
         : shown.items;
       const page = paginate(signer, 'tools', items, params['cursor'], pageSize);
-      const apps = supportsApps(scope.clientCapabilities);
+      const apps = appsFor(options.apps, scope.clientCapabilities);
       const tools = toolPage(items, params['cursor'], page.items, apps);
-      return { tools, ...page.next, ...shared.cacheHints(scope, shown.cacheScope) };
+      // With the view links the list depends on the caller's capabilities: not for a shared cache.
+      const cacheScope = apps ? 'private' : shown.cacheScope;
+      return { tools, ...page.next, ...shared.cacheHints(scope, cacheScope) };
     },
 
     async callTool(params, scope) {

@@ -21,12 +21,15 @@ interface OpenView {
 interface HostWindow {
   hostCallTool(params: unknown): Promise<Record<string, unknown>>;
   hostDownloads: unknown[];
+  /** When set, the host answers ui/download-file as a person who pressed Cancel. */
+  hostDeclinesDownloads: boolean;
   hostReady: boolean;
   openView(options: OpenView): Promise<void>;
 }
 
 const host = window as unknown as HostWindow;
 host.hostDownloads = [];
+host.hostDeclinesDownloads = false;
 
 host.openView = async (options) => {
   const frame = document.createElement('iframe');
@@ -51,7 +54,7 @@ host.openView = async (options) => {
   bridge.oncalltool = async (params) => (await host.hostCallTool(params)) as never;
   bridge.ondownloadfile = async (params) => {
     host.hostDownloads.push(params);
-    return {};
+    return host.hostDeclinesDownloads ? { isError: true } : {};
   };
   bridge.onsizechange = ({ height }) => {
     if (height !== undefined) frame.style.height = `${Math.min(height, 640)}px`;

@@ -21,8 +21,12 @@ export interface HostLink {
   /** That tool's output schema, when the host says. */
   outputSchema(): unknown;
   call(name: string, args: Record<string, unknown>): Promise<ToolCallOutcome>;
-  /** Saves a text file through the host when it can; otherwise as a browser download. */
-  save(fileName: string, mimeType: string, text: string): Promise<void>;
+  /**
+   * Saves a text file through the host when it offers `ui/download-file`; only a host without
+   * it gets a browser download. False when the host's answer was an error (the person
+   * cancelled, or the host refused): then nothing is downloaded at all.
+   */
+  save(fileName: string, mimeType: string, text: string): Promise<boolean>;
 }
 
 export interface LinkHandlers {
@@ -59,7 +63,8 @@ export async function connectToHost(name: string, handlers: LinkHandlers): Promi
         const saved = await app.downloadFile({
           contents: [{ type: 'resource', resource: { uri, mimeType, text } }],
         });
-        if (!saved.isError) return;
+        // A cancel or a refusal is the person's (or host's) answer: no download behind its back.
+        return saved.isError !== true;
       }
       const url = URL.createObjectURL(new Blob([text], { type: mimeType }));
       const link = document.createElement('a');
@@ -69,6 +74,7 @@ export async function connectToHost(name: string, handlers: LinkHandlers): Promi
       link.click();
       link.remove();
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
+      return true;
     },
   };
 }

@@ -148,7 +148,12 @@ function Rows({ link, result, offset, name, prefer, pager, busy, failure }: Rows
     );
   const download = async () => {
     try {
-      await link.save(`${name.replace(/[^\w.-]+/g, '_')}.csv`, 'text/csv', toCsv(shown));
+      const saved = await link.save(
+        `${name.replace(/[^\w.-]+/g, '_')}.csv`,
+        'text/csv',
+        toCsv(shown),
+      );
+      if (!saved) setNotice('The CSV was not saved.');
     } catch (error) {
       setNotice(`The download failed: ${error instanceof Error ? error.message : String(error)}`);
     }

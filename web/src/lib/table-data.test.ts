@@ -44,6 +44,37 @@ describe('table data', () => {
     expect(toTsv(result)).toBe('name\ttotal\nb, "quoted"\t10.5\na\t9\n\t100');
   });
 
+  it('writes no CSV cell a spreadsheet would run as a formula', () => {
+    const risky = asQueryResult({
+      columns: [{ name: '=HEADER()', type: 'text' }],
+      rows: [
+        ['=HYPERLINK("http://x","y")'],
+        ['+1+2'],
+        ['-2+3'],
+        ['@SUM(A1)'],
+        ['\t=1'],
+        ['-12.5'],
+        ['+3'],
+        ['-1e5'],
+        ['a=b'],
+      ],
+      rowCount: 9,
+    })!;
+    expect(toCsv(risky).split('\r\n')).toEqual([
+      "'=HEADER()",
+      '"\'=HYPERLINK(""http://x"",""y"")"',
+      "'+1+2",
+      "'-2+3",
+      "'@SUM(A1)",
+      "'\t=1",
+      '-12.5',
+      '+3',
+      '-1e5',
+      'a=b',
+      '',
+    ]);
+  });
+
   it('accepts rows as objects and refuses what is not a result', () => {
     const fromObjects = asQueryResult({ columns: [{ name: 'x', type: 'int4' }], rows: [{ x: 1 }] });
     expect(fromObjects?.rows).toEqual([[1]]);

@@ -99,7 +99,18 @@ export function sortRows(
     .map(({ row }) => row);
 }
 
-function csvField(text: string): string {
+/**
+ * A cell a spreadsheet would run as a formula (it starts with = + - @, a tab or a carriage
+ * return) gets a leading single quote, so opening the CSV shows the text instead of running it
+ * (CSV injection). A plain number such as -12.5 is a number to the spreadsheet, and stays as is.
+ */
+function defused(text: string): string {
+  if (!/^[=+\-@\t\r]/.test(text)) return text;
+  return /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text) ? text : `'${text}`;
+}
+
+function csvField(raw: string): string {
+  const text = defused(raw);
   return /[",\r\n]/.test(text) || /^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
