@@ -1,5 +1,6 @@
 // Rows of a result: filter, sort, copy, CSV, the chart when they read as one, and the next or
 // previous page fetched by calling the tool again through the host.
+import { SortableHeader, useColumnSort } from '../../src/components/sortable-header';
 import { useMemo, useState, useSyncExternalStore } from 'react';
 import { ResultChart } from '../../src/components/result-chart';
 import { chartShapeOf } from '../../src/lib/chart-shape';
@@ -10,7 +11,6 @@ import {
   toCsv,
   toTsv,
   type QueryResult,
-  type SortDirection,
 } from '../../src/lib/table-data';
 import { copyText, textOf, type HostLink, type ToolCallOutcome } from './host-link';
 import type { createHostStore } from './host-store';
@@ -116,7 +116,7 @@ interface RowsProps {
 }
 
 function Rows({ link, result, offset, name, prefer, pager, busy, failure }: RowsProps) {
-  const [sort, setSort] = useState<{ column: number; direction: SortDirection } | null>(null);
+  const [sort, toggle] = useColumnSort();
   const [filter, setFilter] = useState('');
   const [notice, setNotice] = useState<string | null>(null);
   const shape = useMemo(() => chartShapeOf(result), [result]);
@@ -134,12 +134,6 @@ function Rows({ link, result, offset, name, prefer, pager, busy, failure }: Rows
   }, [result, filter, sort]);
   const shown = { ...result, rows };
 
-  const toggle = (column: number) =>
-    setSort((current) =>
-      current?.column === column
-        ? { column, direction: current.direction === 'ascending' ? 'descending' : 'ascending' }
-        : { column, direction: 'ascending' },
-    );
   const copy = async () =>
     setNotice(
       (await copyText(toTsv(shown)))
@@ -226,25 +220,7 @@ function Rows({ link, result, offset, name, prefer, pager, busy, failure }: Rows
       ) : (
         <div className="table-frame" tabIndex={0} role="region" aria-label="Result rows">
           <table className="grid">
-            <thead>
-              <tr>
-                {result.columns.map((column, i) => (
-                  <th
-                    key={i}
-                    scope="col"
-                    aria-sort={sort?.column === i ? sort.direction : 'none'}
-                    className={isNumericType(column.type) ? 'num' : undefined}
-                  >
-                    <button type="button" onClick={() => toggle(i)} title={column.type}>
-                      {column.name}
-                      <span aria-hidden="true" className="sort-mark">
-                        {sort?.column === i ? (sort.direction === 'ascending' ? '▲' : '▼') : ''}
-                      </span>
-                    </button>
-                  </th>
-                ))}
-              </tr>
-            </thead>
+            <SortableHeader columns={result.columns} sort={sort} toggle={toggle} />
             <tbody>
               {rows.map((row, r) => (
                 <tr key={r}>

@@ -1,5 +1,6 @@
 // Query rows as a table: click a header to sort (again to reverse), scroll inside the frame,
 // copy as tab-separated text or download as CSV.
+import { SortableHeader, useColumnSort } from './sortable-header';
 import { useMemo, useState } from 'react';
 import {
   cellText,
@@ -8,7 +9,6 @@ import {
   toCsv,
   toTsv,
   type QueryResult,
-  type SortDirection,
 } from '../lib/table-data';
 
 interface Props {
@@ -18,7 +18,7 @@ interface Props {
 }
 
 export function ResultTable({ result, name = 'result' }: Props) {
-  const [sort, setSort] = useState<{ column: number; direction: SortDirection } | null>(null);
+  const [sort, toggle] = useColumnSort();
   const [notice, setNotice] = useState<string | null>(null);
   const rows = useMemo(
     () =>
@@ -32,13 +32,6 @@ export function ResultTable({ result, name = 'result' }: Props) {
         : result.rows,
     [result, sort],
   );
-
-  const toggle = (column: number) =>
-    setSort((current) =>
-      current?.column === column
-        ? { column, direction: current.direction === 'ascending' ? 'descending' : 'ascending' }
-        : { column, direction: 'ascending' },
-    );
 
   const copy = async () => {
     try {
@@ -86,25 +79,7 @@ export function ResultTable({ result, name = 'result' }: Props) {
       {/* tabIndex: the frame scrolls, so keyboard users must be able to focus it. */}
       <div className="table-frame" tabIndex={0} role="region" aria-label="Result rows">
         <table className="grid">
-          <thead>
-            <tr>
-              {result.columns.map((column, i) => (
-                <th
-                  key={i}
-                  scope="col"
-                  aria-sort={sort?.column === i ? sort.direction : 'none'}
-                  className={isNumericType(column.type) ? 'num' : undefined}
-                >
-                  <button type="button" onClick={() => toggle(i)} title={column.type}>
-                    {column.name}
-                    <span aria-hidden="true" className="sort-mark">
-                      {sort?.column === i ? (sort.direction === 'ascending' ? '▲' : '▼') : ''}
-                    </span>
-                  </button>
-                </th>
-              ))}
-            </tr>
-          </thead>
+          <SortableHeader columns={result.columns} sort={sort} toggle={toggle} />
           <tbody>
             {rows.map((row, r) => (
               <tr key={r}>
