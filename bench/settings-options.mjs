@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { KV_ROWS, KV_SCHEMA, KV_SQL, lockFixture } from './shared.mjs';
+import { KV_ROWS, KV_SCHEMA, KV_SQL, lockFixture, ensureKvTable } from './shared.mjs';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
@@ -232,21 +232,7 @@ const median = (v) => {
 const fixtureLock = await lockFixture(url);
 const monitor = new pg.Client({ connectionString: url });
 await monitor.connect();
-const { rows } = await monitor.query(
-  'select count(*)::int as n from pg_tables where schemaname = $1 and tablename = $2',
-  [KV_SCHEMA, 'bench_kv'],
-);
-let created = false;
-if (rows[0].n === 0) {
-  created = true;
-  await monitor.query(`create schema if not exists ${KV_SCHEMA}`);
-  await monitor.query(`create table ${KV_SCHEMA}.bench_kv (id int primary key, val text not null)`);
-  await monitor.query(
-    `insert into ${KV_SCHEMA}.bench_kv select g, 'value-' || g from generate_series(1, $1::int) g`,
-    [KV_ROWS],
-  );
-  await monitor.query(`analyze ${KV_SCHEMA}.bench_kv`);
-}
+const created = await ensureKvTable(monitor);
 const results = Object.fromEntries(chosen.map((o) => [o, []]));
 for (let round = 0; round < rounds; round++) {
   const order = round % 2 ? [...chosen].reverse() : chosen;

@@ -86,3 +86,23 @@ export async function lockFixture(databaseUrl) {
   }
   return client;
 }
+
+/**
+ * The point-lookup table (`KV_SCHEMA.bench_kv`, KV_ROWS rows), created when missing through the
+ * connected `client`. True when this call created it: the caller drops the schema at its end.
+ */
+export async function ensureKvTable(client) {
+  const { rows } = await client.query(
+    'select count(*)::int as n from pg_tables where schemaname = $1 and tablename = $2',
+    [KV_SCHEMA, 'bench_kv'],
+  );
+  if (rows[0].n > 0) return false;
+  await client.query(`create schema if not exists ${KV_SCHEMA}`);
+  await client.query(`create table ${KV_SCHEMA}.bench_kv (id int primary key, val text not null)`);
+  await client.query(
+    `insert into ${KV_SCHEMA}.bench_kv select g, 'value-' || g from generate_series(1, $1::int) g`,
+    [KV_ROWS],
+  );
+  await client.query(`analyze ${KV_SCHEMA}.bench_kv`);
+  return true;
+}

@@ -11,7 +11,7 @@ import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import pg from 'pg';
-import { KV_ROWS, KV_SCHEMA, KV_SQL, lockFixture } from './shared.mjs';
+import { KV_ROWS, KV_SCHEMA, KV_SQL, lockFixture, ensureKvTable } from './shared.mjs';
 
 const require = createRequire(import.meta.url);
 const { serialize } = createRequire(require.resolve('pg'))('pg-protocol');
@@ -167,21 +167,7 @@ const median = (v) => {
 const fixtureLock = await lockFixture(url.href);
 const monitor = new pg.Client({ connectionString: url.href });
 await monitor.connect();
-const { rows } = await monitor.query(
-  'select count(*)::int as n from pg_tables where schemaname = $1 and tablename = $2',
-  [KV_SCHEMA, 'bench_kv'],
-);
-let created = false;
-if (rows[0].n === 0) {
-  created = true;
-  await monitor.query(`create schema if not exists ${KV_SCHEMA}`);
-  await monitor.query(`create table ${KV_SCHEMA}.bench_kv (id int primary key, val text not null)`);
-  await monitor.query(
-    `insert into ${KV_SCHEMA}.bench_kv select g, 'value-' || g from generate_series(1, $1::int) g`,
-    [KV_ROWS],
-  );
-  await monitor.query(`analyze ${KV_SCHEMA}.bench_kv`);
-}
+const created = await ensureKvTable(monitor);
 try {
   const results = Object.fromEntries(chosen.map((o) => [o, []]));
   for (let round = 0; round < rounds; round++) {

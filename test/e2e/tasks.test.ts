@@ -23,6 +23,18 @@ import {
 
 const SUITE = 'test/e2e/tasks.test.ts';
 const pg = await realPostgres(SUITE);
+
+/** How many backends are running a statement that contains `marker` (the task's query). */
+function activeStatements(marker: string): Promise<number> {
+  return withClient(pg!.adminUrl, async (c) => {
+    const { rows } = await c.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid() AND state = 'active'`,
+      [marker],
+    );
+    return rows[0].n as number;
+  });
+}
 const EXTENSION = 'io.modelcontextprotocol/tasks';
 const MAX_TTL_MS = 120_000;
 
@@ -125,15 +137,7 @@ describe.skipIf(!pg)('tasks (built server, PostgreSQL state)', () => {
       const first = await stream.next();
       expect(first.value?.type).toBe('taskCreated');
       const taskId = (first.value as any).task.taskId as string;
-      const running = async (): Promise<number> =>
-        withClient(pg!.adminUrl, async (c) => {
-          const { rows } = await c.query(
-            `SELECT count(*)::int AS n FROM pg_stat_activity
-             WHERE query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid() AND state = 'active'`,
-            [marker],
-          );
-          return rows[0].n as number;
-        });
+      const running = (): Promise<number> => activeStatements(marker);
       await expect.poll(running, { timeout: 10_000 }).toBe(1);
       const cancelled = await client.experimental.tasks.cancelTask(taskId);
       expect(cancelled.status).toBe('cancelled');
@@ -201,15 +205,7 @@ describe.skipIf(!pg)('tasks (built server, PostgreSQL state)', () => {
       );
       const first = await stream.next();
       const taskId = (first.value as any).task.taskId as string;
-      const running = async (): Promise<number> =>
-        withClient(pg!.adminUrl, async (c) => {
-          const { rows } = await c.query(
-            `SELECT count(*)::int AS n FROM pg_stat_activity
-             WHERE query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid() AND state = 'active'`,
-            [marker],
-          );
-          return rows[0].n as number;
-        });
+      const running = (): Promise<number> => activeStatements(marker);
       await expect.poll(running, { timeout: 10_000 }).toBe(1);
       expect((await there.experimental.tasks.getTask(taskId)).status).toBe('working');
       // The cancel lands on the other instance; the cluster bus takes it to the running one.
