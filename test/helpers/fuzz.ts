@@ -366,6 +366,9 @@ export function send(
 /** The statuses docs/errors.md lists for the MCP endpoint and its refusals. */
 export const MCP_STATUSES = new Set([200, 202, 400, 401, 403, 404, 405, 406, 413, 415, 429]);
 
+/** Statuses documented for one HTTP method only: 409 is a second GET stream on a session. */
+const METHOD_STATUSES: Record<string, number[]> = { GET: [409] };
+
 /** Problems with one JSON-RPC message the server sent; empty when it is well-formed. */
 export function rpcProblems(value: unknown, where: string): string[] {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
@@ -417,7 +420,7 @@ function sseMessages(text: string): unknown[] {
 /** Problems with an answer of the MCP endpoint. */
 export function mcpAnswerProblems(res: FuzzResponse, method: string): string[] {
   const where = `${method} → ${res.status}`;
-  if (!MCP_STATUSES.has(res.status))
+  if (!MCP_STATUSES.has(res.status) && !METHOD_STATUSES[method]?.includes(res.status))
     return [`${where}: status not documented: ${res.text.slice(0, 300)}`];
   // HEAD has no body; nor do a notification's 202, a DELETE's 200 and the modern era's 405.
   const empty =
