@@ -88,14 +88,34 @@ export interface TaskStore {
   sweep(staleMs: number): Promise<void>;
 }
 
-/** The caller a task belongs to: the identity, or the legacy session of an anonymous caller. */
-export function ownerKey(
-  principal: { kind: string; userId: string | null; tokenId?: string; tenantId: string | null },
-  sessionId: string | null,
-): string {
-  if (principal.kind === 'anonymous') return sessionId ? `session:${sessionId}` : 'anonymous';
-  const who = principal.tokenId ? `token:${principal.tokenId}` : `user:${principal.userId ?? ''}`;
-  return `${principal.kind}:${principal.tenantId ?? ''}:${who}`;
+/** The caller a task belongs to, as ownerKey reads it (a Principal fits). */
+export interface TaskCaller {
+  kind: string;
+  userId: string | null;
+  tokenId?: string | undefined;
+  tenantId: string | null;
+  claims?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The caller a task belongs to: the identity (its kind, tenant, the OAuth issuer, the token or
+ * user), or the kept session of an anonymous caller. The parts are a JSON array, so no value
+ * can run into the next. Null: nobody to own a task (an anonymous caller without a kept
+ * session, an identity without a user id): such a caller gets no task.
+ */
+export function ownerKey(caller: TaskCaller, sessionId: string | null): string | null {
+  if (caller.kind === 'anonymous') {
+    return sessionId ? JSON.stringify(['session', sessionId]) : null;
+  }
+  const who = caller.tokenId
+    ? ['token', caller.tokenId]
+    : caller.userId
+      ? ['user', caller.userId]
+      : null;
+  if (who === null) return null;
+  const iss = caller.kind === 'oauth' ? caller.claims?.['iss'] : undefined;
+  const issuer = typeof iss === 'string' ? iss : null;
+  return JSON.stringify([caller.kind, caller.tenantId, issuer, ...who]);
 }
 
 /** Tasks in this process only (stdio without a shared state database, tests). */
