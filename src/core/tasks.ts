@@ -79,6 +79,12 @@ export interface TaskStore {
    * again); null while some are missing.
    */
   takeInput(id: string, keys: readonly string[]): Promise<Record<string, unknown> | null>;
+  /**
+   * The owner's tasks still running (working or input_required, marked alive within `staleMs`)
+   * and those stored (every visible one): what tasks.maxRunningPerCaller / maxStoredPerCaller
+   * bound.
+   */
+  countOwned(owner: string, staleMs: number): Promise<{ running: number; stored: number }>;
   /** The running instance is alive: its working tasks' heartbeat is now. */
   heartbeat(instance: string): Promise<void>;
   /**
@@ -209,6 +215,13 @@ export function createMemoryTaskStore(now: () => number = Date.now): TaskStore {
         t.updatedAt = new Date(now());
       }
       return out;
+    },
+    async countOwned(owner, staleMs) {
+      const owned = [...tasks.values()].filter((t) => alive(t) && t.owner === owner);
+      const running = owned.filter(
+        (t) => !isTerminal(t.status) && now() - t.heartbeatAt.getTime() < staleMs,
+      );
+      return { running: running.length, stored: owned.length };
     },
     async heartbeat(instance) {
       for (const t of tasks.values()) {

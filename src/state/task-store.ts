@@ -141,6 +141,16 @@ export function createStateTaskStore(db: Pick<StateDb, 'query'>): TaskStore {
       );
       return rows[0]?.taken ?? null;
     },
+    async countOwned(owner, staleMs) {
+      const { rows } = await db.query<{ running: number; stored: number }>(
+        `SELECT count(*) FILTER (WHERE status IN ('working', 'input_required')
+                   AND heartbeat_at > now() - $2::bigint * interval '1 millisecond')::int AS running,
+                count(*)::int AS stored
+         FROM pgmcp.tasks WHERE owner = $1 AND expires_at > now()`,
+        [owner, staleMs],
+      );
+      return { running: rows[0]?.running ?? 0, stored: rows[0]?.stored ?? 0 };
+    },
     async heartbeat(instance) {
       await db.query(
         `UPDATE pgmcp.tasks SET heartbeat_at = now()

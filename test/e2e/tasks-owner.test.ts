@@ -2,7 +2,8 @@
 // PostgreSQL state database and two OAuth issuers (auth optional): an anonymous caller without
 // a kept session gets no task (legacy: a clear -32602; 2026-07-28: the call runs directly);
 // two OAuth subjects that differ only by issuer never see each other's tasks, one without a
-// user id gets none.
+// user id gets none; the fifth running task and the task over the stored limit are refused; a
+// ttl of 1 ms is raised to a minute.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeIssuer, type FakeIssuer } from '../helpers/issuer.js';
-import { realPostgres, throwawayDatabase } from '../helpers/postgres.js';
+import { realPostgres, throwawayDatabase, withClient } from '../helpers/postgres.js';
 import {
   modernRequest,
   postRpc,
@@ -23,8 +24,21 @@ import {
 const SUITE = 'test/e2e/tasks-owner.test.ts';
 const pg = await realPostgres(SUITE);
 const EXTENSION = 'io.modelcontextprotocol/tasks';
+const MAX_STORED = 6;
 
-describe.skipIf(!pg)('task owners (built server, PostgreSQL state, OAuth)', () => {
+/** How many backends are running a statement that contains `marker`. */
+function activeStatements(marker: string): Promise<number> {
+  return withClient(pg!.adminUrl, async (c) => {
+    const { rows } = await c.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid() AND state = 'active'`,
+      [marker],
+    );
+    return rows[0].n as number;
+  });
+}
+
+describe.skipIf(!pg)('task owners and limits (built server, PostgreSQL state, OAuth)', () => {
   const state = pg ? throwawayDatabase(pg, 'pgmcp_tasks_owner_state') : { name: '', url: '' };
   const dir = mkdtempSync(join(tmpdir(), 'pgmcp-tasks-owner-'));
   let server: HttpServer;
@@ -50,6 +64,7 @@ describe.skipIf(!pg)('task owners (built server, PostgreSQL state, OAuth)', () =
       env: serverEnv({
         PGMCP_STATE_URL: state.url,
         PGMCP_STATE_SECRET: 'tasks-owner-e2e-state-secret-0123456789',
+        PGMCP_TASKS_MAX_STORED_PER_CALLER: String(MAX_STORED),
       }),
     });
   }, 120_000);
@@ -171,6 +186,43 @@ describe.skipIf(!pg)('task owners (built server, PostgreSQL state, OAuth)', () =
         arguments: { query: 'SELECT 5 AS five' },
       });
       expect(JSON.stringify(direct.content)).toContain('5');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses the fifth running task and the task over the stored limit', async () => {
+    const client = await connect(await token(first, { uid: 'busy' }));
+    const marker = `tasks_limit_${Date.now()}`;
+    try {
+      const running: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        running.push(await startTask(client, `SELECT pg_sleep(60) AS ${marker}_${i}`));
+      }
+      const refused = await taskCall(client, 'SELECT 1').catch((e: unknown) => e as any);
+      expect(refused.code).toBe(-32000);
+      expect(refused.data).toEqual({ limit: 'tasks.maxRunningPerCaller', max: 4 });
+      expect((await client.experimental.tasks.listTasks()).tasks).toHaveLength(4);
+      for (const id of running) await client.experimental.tasks.cancelTask(id);
+      await expect.poll(() => activeStatements(marker), { timeout: 10_000 }).toBe(0);
+
+      await startTask(client, 'SELECT 1 AS kept');
+      await startTask(client, 'SELECT 2 AS kept');
+      // Four cancelled and two more: the stored limit (6) is met, whatever their status.
+      const full = await taskCall(client, 'SELECT 3').catch((e: unknown) => e as any);
+      expect(full.code).toBe(-32000);
+      expect(full.data).toEqual({ limit: 'tasks.maxStoredPerCaller', max: MAX_STORED });
+      expect((await client.experimental.tasks.listTasks()).tasks).toHaveLength(MAX_STORED);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a ttl of 1 ms asked for is granted as a minute, and tasks/get says so', async () => {
+    const client = await connect(await token(first, { uid: 'brief' }));
+    try {
+      const taskId = await startTask(client, 'SELECT 1 AS short', 1);
+      expect((await client.experimental.tasks.getTask(taskId)).ttl).toBe(60_000);
     } finally {
       await client.close();
     }

@@ -1,6 +1,9 @@
-// Who owns a task (ownerKey).
+// Who owns a task (ownerKey), and the bounds a task service keeps: the ttl floor, the per-owner
+// running and stored limits.
 import { describe, expect, it } from 'vitest';
-import { ownerKey } from '../../core/tasks.js';
+import { createMemoryTaskStore, ownerKey, type TaskEnd } from '../../core/tasks.js';
+import { RpcError } from '../jsonrpc.js';
+import { createTaskService, MIN_TTL_MS } from './service.js';
 
 const oauth = (iss: string | undefined, userId: string | null, tenantId: string | null = null) => ({
   kind: 'oauth',
@@ -8,6 +11,12 @@ const oauth = (iss: string | undefined, userId: string | null, tenantId: string 
   tenantId,
   claims: iss === undefined ? {} : { iss, sub: 'subject' },
 });
+
+/** Work that runs until it is stopped. */
+const untilStopped = (signal: AbortSignal): Promise<TaskEnd> =>
+  new Promise((resolve) =>
+    signal.addEventListener('abort', () => resolve({ status: 'completed', result: {} })),
+  );
 
 describe('ownerKey', () => {
   it('gives no owner to an anonymous caller without a kept session, or an identity without a user', () => {
@@ -28,5 +37,47 @@ describe('ownerKey', () => {
     expect(ownerKey({ kind: 'token', userId: 'u', tokenId: 'k', tenantId: null }, null)).not.toBe(
       ownerKey({ kind: 'token', userId: 'u', tokenId: 'j', tenantId: null }, null),
     );
+  });
+});
+
+describe('task service bounds', () => {
+  it('raises a ttl below the floor to it, within maxTtlMs', async () => {
+    const tasks = createTaskService({ maxTtlMs: 600_000 });
+    const done = async (): Promise<TaskEnd> => ({ status: 'completed', result: {} });
+    const one = await tasks.start({ owner: 'o', tool: 't', ttlMs: 1, run: done });
+    expect(one.ttlMs).toBe(MIN_TTL_MS);
+    const small = createTaskService({ maxTtlMs: 5_000 });
+    expect((await small.start({ owner: 'o', tool: 't', ttlMs: 1, run: done })).ttlMs).toBe(5_000);
+    tasks.close();
+    small.close();
+  });
+
+  it('refuses a task over the running or the stored limit, and makes none', async () => {
+    const store = createMemoryTaskStore();
+    const tasks = createTaskService({
+      maxTtlMs: 600_000,
+      maxRunningPerCaller: 2,
+      maxStoredPerCaller: 3,
+      store,
+    });
+    const start = (owner: string, run = untilStopped) =>
+      tasks.start({ owner, tool: 't', run: (signal) => run(signal) });
+    const first = await start('o');
+    const second = await start('o');
+    const refused = await start('o').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RpcError);
+    expect((refused as RpcError).code).toBe(-32000);
+    expect((refused as RpcError).data).toEqual({ limit: 'tasks.maxRunningPerCaller', max: 2 });
+    expect(await tasks.list('o', 0, 10)).toHaveLength(2);
+    // Another owner is not counted against this one.
+    await start('p');
+    // One ends: one more may run; then the stored limit (3, ended ones too) holds.
+    await tasks.cancel(first.id, 'o');
+    await start('o');
+    await tasks.cancel(second.id, 'o');
+    const stored = await start('o').catch((error: unknown) => error);
+    expect((stored as RpcError).data).toEqual({ limit: 'tasks.maxStoredPerCaller', max: 3 });
+    expect(await tasks.list('o', 0, 10)).toHaveLength(3);
+    tasks.close();
   });
 });
