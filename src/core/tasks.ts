@@ -55,13 +55,16 @@ export type TaskEnd =
 export interface TaskStore {
   /** Durable once it resolves: a get from any instance finds it. */
   create(task: NewTask): Promise<TaskRecord>;
-  /** The task if it exists, is the owner's and has not outlived its ttl. */
+  /**
+   * The task if it exists, is the owner's and is visible: it has not outlived its ttl, or it is
+   * still running (a working task stays reachable, so that it can be cancelled, until it ends).
+   */
   get(id: string, owner: string): Promise<TaskRecord | null>;
   /** The owner's tasks, newest first, from an offset. */
   list(owner: string, offset: number, limit: number): Promise<TaskRecord[]>;
   /** Ends a task that is not ended yet; the task as it is afterwards (null: gone). */
   end(id: string, end: TaskEnd): Promise<TaskRecord | null>;
-  /** Marks a cancel as asked for (not yet ended). */
+  /** Marks a cancel as asked for (not yet ended); reaches a running task past its ttl too. */
   requestCancel(id: string, owner: string): Promise<TaskRecord | null>;
   /** The work waits for input: status input_required, these requests outstanding (added). */
   askInput(id: string, requests: Record<string, unknown>): Promise<void>;
@@ -89,7 +92,7 @@ export interface TaskStore {
   heartbeat(instance: string): Promise<void>;
   /**
    * Working tasks whose instance said nothing since `staleMs` are failed (the instance
-   * stopped while running them); the expired ones are deleted.
+   * stopped while running them); the expired ones that ended are deleted (never a running one).
    */
   sweep(staleMs: number): Promise<void>;
 }
@@ -128,7 +131,7 @@ export function ownerKey(caller: TaskCaller, sessionId: string | null): string |
 export function createMemoryTaskStore(now: () => number = Date.now): TaskStore {
   const tasks = new Map<string, TaskRecord>();
   const alive = (t: TaskRecord | undefined): t is TaskRecord =>
-    t !== undefined && t.createdAt.getTime() + t.ttlMs > now();
+    t !== undefined && (t.createdAt.getTime() + t.ttlMs > now() || !isTerminal(t.status));
   const copy = (t: TaskRecord): TaskRecord => ({ ...t });
   return {
     async create(task) {

@@ -3,7 +3,8 @@
 // a kept session gets no task (legacy: a clear -32602; 2026-07-28: the call runs directly);
 // two OAuth subjects that differ only by issuer never see each other's tasks, one without a
 // user id gets none; the fifth running task and the task over the stored limit are refused; a
-// ttl of 1 ms is raised to a minute.
+// ttl of 1 ms is raised to a minute; a working task past its ttl can still be cancelled, and
+// its query ends in PostgreSQL.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -223,6 +224,26 @@ describe.skipIf(!pg)('task owners and limits (built server, PostgreSQL state, OA
     try {
       const taskId = await startTask(client, 'SELECT 1 AS short', 1);
       expect((await client.experimental.tasks.getTask(taskId)).ttl).toBe(60_000);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a working task past its ttl can be cancelled, and its query ends in PostgreSQL', async () => {
+    const client = await connect(await token(second, { uid: 'late' }));
+    const marker = `tasks_expired_${Date.now()}`;
+    try {
+      const taskId = await startTask(client, `SELECT pg_sleep(60) AS ${marker}`);
+      await expect.poll(() => activeStatements(marker), { timeout: 10_000 }).toBe(1);
+      // Its ttl runs out (moved into the past rather than waited for).
+      await withClient(state.url, (c) =>
+        c.query(`UPDATE pgmcp.tasks SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+          taskId,
+        ]),
+      );
+      expect((await client.experimental.tasks.getTask(taskId)).status).toBe('working');
+      expect((await client.experimental.tasks.cancelTask(taskId)).status).toBe('cancelled');
+      await expect.poll(() => activeStatements(marker), { timeout: 10_000 }).toBe(0);
     } finally {
       await client.close();
     }

@@ -1,5 +1,5 @@
 // Who owns a task (ownerKey), and the bounds a task service keeps: the ttl floor, the per-owner
-// running and stored limits.
+// running and stored limits, and a cancel that reaches a running task past its ttl.
 import { describe, expect, it } from 'vitest';
 import { createMemoryTaskStore, ownerKey, type TaskEnd } from '../../core/tasks.js';
 import { RpcError } from '../jsonrpc.js';
@@ -78,6 +78,34 @@ describe('task service bounds', () => {
     const stored = await start('o').catch((error: unknown) => error);
     expect((stored as RpcError).data).toEqual({ limit: 'tasks.maxStoredPerCaller', max: 3 });
     expect(await tasks.list('o', 0, 10)).toHaveLength(3);
+    tasks.close();
+  });
+
+  it('a working task past its ttl is still seen and can be cancelled; the sweep keeps it', async () => {
+    let now = Date.now();
+    const store = createMemoryTaskStore(() => now);
+    const tasks = createTaskService({ maxTtlMs: 600_000, store });
+    let stopped = false;
+    const created = await tasks.start({
+      owner: 'o',
+      tool: 't',
+      ttlMs: 60_000,
+      run: async (signal) => {
+        const end = await untilStopped(signal);
+        stopped = true;
+        return end;
+      },
+    });
+    now += 120_000;
+    await store.heartbeat(tasks.instance);
+    await store.sweep(10 ** 9);
+    expect((await tasks.get(created.id, 'o'))?.status).toBe('working');
+    expect((await tasks.cancel(created.id, 'o'))?.status).toBe('cancelled');
+    expect(stopped).toBe(true);
+    // Ended and past its ttl: gone.
+    expect(await tasks.get(created.id, 'o')).toBeNull();
+    await store.sweep(10 ** 9);
+    expect(await store.countOwned('o', 10 ** 9)).toEqual({ running: 0, stored: 0 });
     tasks.close();
   });
 });
