@@ -2,8 +2,14 @@
 // running and stored limits, and a cancel that reaches a running task past its ttl.
 import { describe, expect, it } from 'vitest';
 import { createMemoryTaskStore, ownerKey, type TaskEnd } from '../../core/tasks.js';
+import { ANONYMOUS } from '../../core/principal.js';
+import type { ToolSpec } from '../../core/specs.js';
 import { RpcError } from '../jsonrpc.js';
+import type { RequestScope } from '../methods/shared.js';
+import type { Session } from '../session.js';
+import { taskRequest } from './call.js';
 import { createTaskService, MIN_TTL_MS } from './service.js';
+import { TASKS_EXTENSION } from './wire.js';
 
 const oauth = (iss: string | undefined, userId: string | null, tenantId: string | null = null) => ({
   kind: 'oauth',
@@ -107,5 +113,51 @@ describe('task service bounds', () => {
     await store.sweep(10 ** 9);
     expect(await store.countOwned('o', 10 ** 9)).toEqual({ running: 0, stored: 0 });
     tasks.close();
+  });
+});
+
+describe('taskRequest for a caller nobody can own a task as', () => {
+  const spec = (taskSupport: 'optional' | 'required'): ToolSpec => ({
+    name: 'job',
+    description: 'a job',
+    inputSchema: { type: 'object', properties: {} },
+    taskSupport,
+    call: async () => ({ content: [] }),
+  });
+  const scope = (era: 'legacy' | 'modern', session: Session | null): RequestScope =>
+    ({
+      era,
+      id: 1,
+      channel: { session, principal: ANONYMOUS, inFlight: null, notify: () => undefined },
+      clientCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+      logLevel: null,
+      protocolVersion: era === 'modern' ? '2026-07-28' : '2025-11-25',
+    }) as unknown as RequestScope;
+  const refusal = (run: () => unknown): unknown => {
+    try {
+      run();
+    } catch (error) {
+      return error;
+    }
+    return null;
+  };
+
+  it('2026-07-28: runs a tool that supports tasks directly, refuses one that requires a task', () => {
+    expect(taskRequest(spec('optional'), {}, scope('modern', null))).toBeNull();
+    const refused = refusal(() => taskRequest(spec('required'), {}, scope('modern', null)));
+    expect((refused as RpcError).code).toBe(-32602);
+    expect((refused as RpcError).data).toEqual({ reason: 'no_task_owner' });
+  });
+
+  it('2025-11-25: refuses params.task without a kept session; a kept session gets its task', () => {
+    const stateless = { id: 'stateless', oneRequest: true } as unknown as Session;
+    const refused = refusal(() =>
+      taskRequest(spec('optional'), { task: {} }, scope('legacy', stateless)),
+    );
+    expect((refused as RpcError).data).toEqual({ reason: 'no_task_owner' });
+    const kept = { id: 'kept-session' } as unknown as Session;
+    expect(taskRequest(spec('optional'), { task: {} }, scope('legacy', kept))).toEqual({
+      ttlMs: undefined,
+    });
   });
 });
