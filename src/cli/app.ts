@@ -95,7 +95,11 @@ export async function createApp(
   const shutdown = new AbortController();
   const stopCalls = new AbortController();
   // In this process until the HTTP side sets the shared state database's store.
-  const tasks = createTaskService({ maxTtlMs: config.tasks.maxTtlMs });
+  const tasks = createTaskService({
+    maxTtlMs: config.tasks.maxTtlMs,
+    maxRunningPerCaller: config.tasks.maxRunningPerCaller,
+    maxStoredPerCaller: config.tasks.maxStoredPerCaller,
+  });
   const exchangeListeners = new Set<(record: ExchangeRecord) => void>();
   let exchangeLog: ExchangeLog | null = null;
   const recordExchange = (record: ExchangeRecord): void => {

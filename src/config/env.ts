@@ -176,6 +176,12 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { key: 'cluster.redis', env: 'PGMCP_CLUSTER_REDIS', kind: 'string' },
   { key: 'cluster.redisKeyPrefix', env: 'PGMCP_CLUSTER_REDIS_KEY_PREFIX', kind: 'string' },
   { key: 'tasks.maxTtlMs', env: 'PGMCP_TASKS_MAX_TTL_MS', kind: 'int' },
+  {
+    key: 'tasks.maxRunningPerCaller',
+    env: 'PGMCP_TASKS_MAX_RUNNING_PER_CALLER',
+    kind: 'int',
+  },
+  { key: 'tasks.maxStoredPerCaller', env: 'PGMCP_TASKS_MAX_STORED_PER_CALLER', kind: 'int' },
   // --- llm: providers and chat bounds; providers themselves come from the file ---
   { key: 'llm.default', env: 'PGMCP_LLM_DEFAULT', kind: 'string' },
   { key: 'llm.fromEnv', env: 'PGMCP_LLM_FROM_ENV', kind: 'bool' },

@@ -144,7 +144,7 @@ describe('loadConfig defaults', () => {
         redisKeyPrefix: 'pgmcp:ratelimit:',
       },
       cluster: { redis: null, redisKeyPrefix: 'pgmcp:cluster:' },
-      tasks: { maxTtlMs: 3_600_000 },
+      tasks: { maxTtlMs: 3_600_000, maxRunningPerCaller: 4, maxStoredPerCaller: 100 },
     });
   });
 

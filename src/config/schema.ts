@@ -159,6 +159,10 @@ const clusterSchema = section({
 const tasksSchema = section({
   /** The longest a task and its result are kept (also the ttl of one that asks for none). */
   maxTtlMs: intIn(1_000).default(3_600_000),
+  /** One caller's tasks running at once; one more is refused (-32000) until one ends. */
+  maxRunningPerCaller: intIn(1).default(4),
+  /** One caller's tasks kept (ended or not, within their ttl); one more is refused. */
+  maxStoredPerCaller: intIn(1).default(100),
 });
 
 // --- operability: Prometheus metrics ---

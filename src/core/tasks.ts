@@ -55,13 +55,16 @@ export type TaskEnd =
 export interface TaskStore {
   /** Durable once it resolves: a get from any instance finds it. */
   create(task: NewTask): Promise<TaskRecord>;
-  /** The task if it exists, is the owner's and has not outlived its ttl. */
+  /**
+   * The task if it exists, is the owner's and is visible: it has not outlived its ttl, or it is
+   * still running (a working task stays reachable, so that it can be cancelled, until it ends).
+   */
   get(id: string, owner: string): Promise<TaskRecord | null>;
   /** The owner's tasks, newest first, from an offset. */
   list(owner: string, offset: number, limit: number): Promise<TaskRecord[]>;
   /** Ends a task that is not ended yet; the task as it is afterwards (null: gone). */
   end(id: string, end: TaskEnd): Promise<TaskRecord | null>;
-  /** Marks a cancel as asked for (not yet ended). */
+  /** Marks a cancel as asked for (not yet ended); reaches a running task past its ttl too. */
   requestCancel(id: string, owner: string): Promise<TaskRecord | null>;
   /** The work waits for input: status input_required, these requests outstanding (added). */
   askInput(id: string, requests: Record<string, unknown>): Promise<void>;
@@ -79,30 +82,56 @@ export interface TaskStore {
    * again); null while some are missing.
    */
   takeInput(id: string, keys: readonly string[]): Promise<Record<string, unknown> | null>;
+  /**
+   * The owner's tasks still running (working or input_required, marked alive within `staleMs`)
+   * and those stored (every visible one): what tasks.maxRunningPerCaller / maxStoredPerCaller
+   * bound.
+   */
+  countOwned(owner: string, staleMs: number): Promise<{ running: number; stored: number }>;
   /** The running instance is alive: its working tasks' heartbeat is now. */
   heartbeat(instance: string): Promise<void>;
   /**
    * Working tasks whose instance said nothing since `staleMs` are failed (the instance
-   * stopped while running them); the expired ones are deleted.
+   * stopped while running them); the expired ones that ended are deleted (never a running one).
    */
   sweep(staleMs: number): Promise<void>;
 }
 
-/** The caller a task belongs to: the identity, or the legacy session of an anonymous caller. */
-export function ownerKey(
-  principal: { kind: string; userId: string | null; tokenId?: string; tenantId: string | null },
-  sessionId: string | null,
-): string {
-  if (principal.kind === 'anonymous') return sessionId ? `session:${sessionId}` : 'anonymous';
-  const who = principal.tokenId ? `token:${principal.tokenId}` : `user:${principal.userId ?? ''}`;
-  return `${principal.kind}:${principal.tenantId ?? ''}:${who}`;
+/** The caller a task belongs to, as ownerKey reads it (a Principal fits). */
+export interface TaskCaller {
+  kind: string;
+  userId: string | null;
+  tokenId?: string | undefined;
+  tenantId: string | null;
+  claims?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The caller a task belongs to: the identity (its kind, tenant, the OAuth issuer, the token or
+ * user), or the kept session of an anonymous caller. The parts are a JSON array, so no value
+ * can run into the next. Null: nobody to own a task (an anonymous caller without a kept
+ * session, an identity without a user id): such a caller gets no task.
+ */
+export function ownerKey(caller: TaskCaller, sessionId: string | null): string | null {
+  if (caller.kind === 'anonymous') {
+    return sessionId ? JSON.stringify(['session', sessionId]) : null;
+  }
+  const who = caller.tokenId
+    ? ['token', caller.tokenId]
+    : caller.userId
+      ? ['user', caller.userId]
+      : null;
+  if (who === null) return null;
+  const iss = caller.kind === 'oauth' ? caller.claims?.['iss'] : undefined;
+  const issuer = typeof iss === 'string' ? iss : null;
+  return JSON.stringify([caller.kind, caller.tenantId, issuer, ...who]);
 }
 
 /** Tasks in this process only (stdio without a shared state database, tests). */
 export function createMemoryTaskStore(now: () => number = Date.now): TaskStore {
   const tasks = new Map<string, TaskRecord>();
   const alive = (t: TaskRecord | undefined): t is TaskRecord =>
-    t !== undefined && t.createdAt.getTime() + t.ttlMs > now();
+    t !== undefined && (t.createdAt.getTime() + t.ttlMs > now() || !isTerminal(t.status));
   const copy = (t: TaskRecord): TaskRecord => ({ ...t });
   return {
     async create(task) {
@@ -189,6 +218,13 @@ export function createMemoryTaskStore(now: () => number = Date.now): TaskStore {
         t.updatedAt = new Date(now());
       }
       return out;
+    },
+    async countOwned(owner, staleMs) {
+      const owned = [...tasks.values()].filter((t) => alive(t) && t.owner === owner);
+      const running = owned.filter(
+        (t) => !isTerminal(t.status) && now() - t.heartbeatAt.getTime() < staleMs,
+      );
+      return { running: running.length, stored: owned.length };
     },
     async heartbeat(instance) {
       for (const t of tasks.values()) {

@@ -1,6 +1,7 @@
 // Tasks as every instance sharing the state database sees them (pgmcp.tasks, migration 7).
 // Ending a task is one UPDATE guarded by its status, so the first end wins wherever it happens;
-// expired rows are deleted and abandoned working tasks failed by `sweep`.
+// expired rows of ended tasks are deleted and abandoned working tasks failed by `sweep` (a
+// running task is never deleted: past its ttl it stays visible until it ends, so it can be cancelled).
 import type { NewTask, TaskEnd, TaskRecord, TaskStatus, TaskStore } from '../core/tasks.js';
 import type { StateDb } from './state-db.js';
 
@@ -25,6 +26,9 @@ interface Row {
 
 const COLUMNS = `id, owner, tool, status, status_message, created_at, updated_at, ttl_ms,
   poll_interval_ms, result, error, input_requests, input_responses, instance, heartbeat_at, cancel_requested`;
+
+/** A task is seen until its ttl ran out, and past it while still running (it can be cancelled). */
+const VISIBLE = `(expires_at > now() OR status IN ('working', 'input_required'))`;
 
 const recordOf = (row: Row): TaskRecord => ({
   id: row.id,
@@ -62,13 +66,13 @@ export function createStateTaskStore(db: Pick<StateDb, 'query'>): TaskStore {
       return created!;
     },
     get: (id, owner) =>
-      one(
-        `SELECT ${COLUMNS} FROM pgmcp.tasks WHERE id = $1 AND owner = $2 AND expires_at > now()`,
-        [id, owner],
-      ),
+      one(`SELECT ${COLUMNS} FROM pgmcp.tasks WHERE id = $1 AND owner = $2 AND ${VISIBLE}`, [
+        id,
+        owner,
+      ]),
     async list(owner, offset, limit) {
       const { rows } = await db.query<Row>(
-        `SELECT ${COLUMNS} FROM pgmcp.tasks WHERE owner = $1 AND expires_at > now()
+        `SELECT ${COLUMNS} FROM pgmcp.tasks WHERE owner = $1 AND ${VISIBLE}
          ORDER BY created_at DESC, id OFFSET $2 LIMIT $3`,
         [owner, offset, limit],
       );
@@ -93,7 +97,7 @@ export function createStateTaskStore(db: Pick<StateDb, 'query'>): TaskStore {
     requestCancel: (id, owner) =>
       one(
         `UPDATE pgmcp.tasks SET cancel_requested = status IN ('working', 'input_required')
-         WHERE id = $1 AND owner = $2 AND expires_at > now()
+         WHERE id = $1 AND owner = $2 AND ${VISIBLE}
          RETURNING ${COLUMNS}`,
         [id, owner],
       ),
@@ -112,7 +116,8 @@ export function createStateTaskStore(db: Pick<StateDb, 'query'>): TaskStore {
            SELECT t.id, coalesce(jsonb_object_agg(r.key, r.value)
              FILTER (WHERE t.input_requests ? r.key), '{}'::jsonb) AS answers
            FROM pgmcp.tasks t LEFT JOIN jsonb_each($3::jsonb) r ON true
-           WHERE t.id = $1 AND t.owner = $2 AND t.expires_at > now()
+           WHERE t.id = $1 AND t.owner = $2
+             AND (t.expires_at > now() OR t.status IN ('working', 'input_required'))
            GROUP BY t.id)
          UPDATE pgmcp.tasks t SET
            input_responses = coalesce(t.input_responses, '{}'::jsonb) || given.answers,
@@ -141,6 +146,16 @@ export function createStateTaskStore(db: Pick<StateDb, 'query'>): TaskStore {
       );
       return rows[0]?.taken ?? null;
     },
+    async countOwned(owner, staleMs) {
+      const { rows } = await db.query<{ running: number; stored: number }>(
+        `SELECT count(*) FILTER (WHERE status IN ('working', 'input_required')
+                   AND heartbeat_at > now() - $2::bigint * interval '1 millisecond')::int AS running,
+                count(*)::int AS stored
+         FROM pgmcp.tasks WHERE owner = $1 AND ${VISIBLE}`,
+        [owner, staleMs],
+      );
+      return { running: rows[0]?.running ?? 0, stored: rows[0]?.stored ?? 0 };
+    },
     async heartbeat(instance) {
       await db.query(
         `UPDATE pgmcp.tasks SET heartbeat_at = now()
@@ -149,7 +164,10 @@ export function createStateTaskStore(db: Pick<StateDb, 'query'>): TaskStore {
       );
     },
     async sweep(staleMs) {
-      await db.query('DELETE FROM pgmcp.tasks WHERE expires_at <= now()');
+      await db.query(
+        `DELETE FROM pgmcp.tasks
+         WHERE expires_at <= now() AND status NOT IN ('working', 'input_required')`,
+      );
       await db.query(
         `UPDATE pgmcp.tasks SET status = 'failed', updated_at = now(),
            status_message = 'The server instance running this task stopped before it ended.',

@@ -13,13 +13,15 @@ import { rpcErrorOf, toolError, toolErrorResult } from '../errors.js';
 import { requireInputCapabilities } from '../input-required.js';
 import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
 import type { FeatureOptions, RequestScope, Shared } from '../methods/shared.js';
-import { declaresTasks, missingTasksCapability, taskOwner } from './methods.js';
+import { declaresTasks, missingTasksCapability, noTaskOwner, taskOwner } from './methods.js';
 import type { TaskService } from './service.js';
 import { legacyTask, modernTask } from './wire.js';
 
 /**
  * Null: answer directly. Otherwise a task, with the ttl the client asked for. Throws when the
- * tool and the request disagree (2025-11-25: -32601; 2026-07-28: -32021 for a required task).
+ * tool and the request disagree (2025-11-25: -32601; 2026-07-28: -32021 for a required task),
+ * and when a task is asked for by a caller nobody could own it as (-32602; 2026-07-28: only
+ * for a tool that requires a task, any other runs directly).
  */
 export function taskRequest(
   spec: ToolSpec | undefined,
@@ -31,7 +33,11 @@ export function taskRequest(
   const support = spec.taskSupport;
   if (scope.era === 'modern') {
     // Server-directed: a tool that supports tasks runs as one for a client that declares them.
-    if (support !== undefined && declaresTasks(scope)) return { ttlMs: undefined };
+    if (support !== undefined && declaresTasks(scope)) {
+      if (taskOwner(scope) !== null) return { ttlMs: undefined };
+      if (support === 'required') throw noTaskOwner(spec.name, false);
+      return null;
+    }
     if (support === 'required') throw missingTasksCapability();
     return null;
   }
@@ -54,6 +60,7 @@ export function taskRequest(
       `The tool ${spec.name} does not run as a task: call it without params.task.`,
     );
   }
+  if (taskOwner(scope) === null) throw noTaskOwner(spec.name, true);
   const ttl = task['ttl'];
   if (ttl !== undefined && ttl !== null && (typeof ttl !== 'number' || !(ttl > 0))) {
     throw new RpcError(RpcCodes.INVALID_PARAMS, 'params.task.ttl must be a positive number.');
@@ -97,10 +104,12 @@ export async function startToolTask(
   const session = scope.channel.session?.oneRequest ? null : scope.channel.session;
   const args = params['arguments'] ?? {};
   const legacy = scope.era === 'legacy';
+  const owner = taskOwner(scope);
+  if (owner === null) throw noTaskOwner(name, legacy); // taskRequest refused it already
   // The creating request is not the tool call: the task's run records that, when it ends.
   if (scope.note) scope.note.recorded = true;
   const task = await tasks.start({
-    owner: taskOwner(scope),
+    owner,
     tool: name,
     ttlMs,
     onChange: (t) => {

@@ -10,8 +10,25 @@ import { legacyTask, modernTask, RELATED_TASK, TASKS_EXTENSION } from './wire.js
 
 const PAGE = 50;
 
-export function taskOwner(scope: RequestScope): string {
-  return ownerKey(scope.channel.principal, scope.channel.session?.id ?? null);
+/**
+ * Whose tasks the request's caller makes and sees; null: nobody's (an anonymous caller without
+ * a kept session, an identity without a user id), so it makes none and sees none.
+ */
+export function taskOwner(scope: RequestScope): string | null {
+  const session = scope.channel.session;
+  return ownerKey(scope.channel.principal, session && !session.oneRequest ? session.id : null);
+}
+
+/** A task asked for by a caller nobody can own it as (tools.md, "Who sees a task"). */
+export function noTaskOwner(tool: string, legacy: boolean): RpcError {
+  const how = legacy
+    ? 'call it without params.task, or open a session (initialize with an Accept header that admits text/event-stream, then Mcp-Session-Id) or authenticate'
+    : 'authenticate (a token, a user, OAuth) and call again';
+  return new RpcError(
+    RpcCodes.INVALID_PARAMS,
+    `The tool ${tool} cannot run as a task for this caller: a task belongs to an identity or a kept session, and this request has neither. To go on, ${how}.`,
+    { reason: 'no_task_owner' },
+  );
 }
 
 /** Whether the request declared the tasks extension (2026-07-28). */
@@ -55,7 +72,8 @@ export function taskMethods(tasks: TaskService): TaskMethods {
   const found = async (params: Record<string, unknown>, scope: RequestScope) => {
     if (scope.era === 'modern' && !declaresTasks(scope)) throw missingTasksCapability();
     const id = taskIdOf(params);
-    const task = await tasks.get(id, taskOwner(scope));
+    const owner = taskOwner(scope);
+    const task = owner === null ? null : await tasks.get(id, owner);
     if (!task) throw unknownTask(id);
     return task;
   };
@@ -98,7 +116,8 @@ export function taskMethods(tasks: TaskService): TaskMethods {
         offset = typeof cursor === 'string' && /^\d{1,9}$/.test(cursor) ? Number(cursor) : -1;
         if (offset < 0) throw new RpcError(RpcCodes.INVALID_PARAMS, 'Invalid cursor.');
       }
-      const page = await tasks.list(taskOwner(scope), offset, PAGE + 1);
+      const owner = taskOwner(scope);
+      const page = owner === null ? [] : await tasks.list(owner, offset, PAGE + 1);
       const out: Record<string, unknown> = { tasks: page.slice(0, PAGE).map(legacyTask) };
       if (page.length > PAGE) out['nextCursor'] = String(offset + PAGE);
       return out;

@@ -7,7 +7,7 @@ const principal = (userId: string) => ({ kind: 'user', userId, tenantId: null })
 describe('task service (memory store)', () => {
   it('runs a task to its result, bounds the ttl and keeps it from other owners', async () => {
     const tasks = createTaskService({ maxTtlMs: 10_000 });
-    const owner = ownerKey(principal('a'), null);
+    const owner = ownerKey(principal('a'), null)!;
     const created = await tasks.start({
       owner,
       tool: 't',
@@ -18,7 +18,7 @@ describe('task service (memory store)', () => {
     expect(created.ttlMs).toBe(10_000);
     const ended = await tasks.waitEnd(created.id, owner);
     expect(ended?.status).toBe('completed');
-    expect(await tasks.get(created.id, ownerKey(principal('b'), null))).toBeNull();
+    expect(await tasks.get(created.id, ownerKey(principal('b'), null)!)).toBeNull();
     expect((await tasks.list(owner, 0, 10)).map((t) => t.id)).toEqual([created.id]);
     tasks.close();
   });

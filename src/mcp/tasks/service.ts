@@ -12,6 +12,7 @@ import {
   type TaskStore,
 } from '../../core/tasks.js';
 import { inSpan } from '../../core/tracing.js';
+import { RpcCodes, RpcError } from '../jsonrpc.js';
 
 /** How often a running instance marks its working tasks alive. */
 export const HEARTBEAT_MS = 5_000;
@@ -19,6 +20,8 @@ export const HEARTBEAT_MS = 5_000;
 export const STALE_MS = 4 * HEARTBEAT_MS;
 /** Why the work of tasks still running at shutdown stops: they end failed, not cancelled. */
 const STOPPING = new Error('The server stopped before the task ended.');
+/** The shortest ttl granted: a smaller one asked for is raised to it (within tasks.maxTtlMs). */
+export const MIN_TTL_MS = 60_000;
 /** How often tasks/result looks at a task that runs on another instance. */
 const WAIT_POLL_MS = 250;
 
@@ -27,13 +30,17 @@ export interface TaskServiceOptions {
   maxTtlMs: number;
   /** pollInterval suggested to clients. */
   pollIntervalMs?: number;
+  /** tasks.maxRunningPerCaller: an owner's tasks running at once (default 4). */
+  maxRunningPerCaller?: number;
+  /** tasks.maxStoredPerCaller: an owner's tasks kept, ended or not (default 100). */
+  maxStoredPerCaller?: number;
   store?: TaskStore;
 }
 
 export interface TaskStart {
   owner: string;
   tool: string;
-  /** The ttl the client asked for (bounded by maxTtlMs). */
+  /** The ttl the client asked for (raised to MIN_TTL_MS, bounded by maxTtlMs). */
   ttlMs?: number | undefined;
   /** The work; its signal aborts when the task is cancelled. */
   run(signal: AbortSignal, taskId: string): Promise<TaskEnd>;
@@ -48,6 +55,7 @@ export interface TaskService {
   useStore(store: TaskStore): void;
   /** Forward cancels of tasks running elsewhere (the cluster bus). */
   useForwarder(forward: (taskId: string) => Promise<void>): void;
+  /** Throws an RpcError (-32000, `data.limit`) when the owner is at a limit: nothing is made. */
   start(input: TaskStart): Promise<TaskRecord>;
   get(id: string, owner: string): Promise<TaskRecord | null>;
   list(owner: string, offset: number, limit: number): Promise<TaskRecord[]>;
@@ -103,6 +111,30 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     return store.get(task.id, task.owner);
   };
 
+  const limits = [
+    { key: 'tasks.maxRunningPerCaller', max: options.maxRunningPerCaller ?? 4, of: 'running' },
+    { key: 'tasks.maxStoredPerCaller', max: options.maxStoredPerCaller ?? 100, of: 'stored' },
+  ] as const;
+  /**
+   * Counted in the store, so the bounds hold across instances; two instances creating at the
+   * same moment may each pass the count (a small overshoot, documented).
+   */
+  const checkLimits = async (owner: string): Promise<void> => {
+    const counts = await store.countOwned(owner, STALE_MS);
+    for (const { key, max, of } of limits) {
+      if (counts[of] < max) continue;
+      const what = of === 'running' ? 'running' : 'kept (ended or not, within their ttl)';
+      throw new RpcError(
+        RpcCodes.RATE_LIMITED,
+        `Too many tasks: you have ${counts[of]} ${what}, the limit is ${max} (${key}). ` +
+          (of === 'running'
+            ? 'Wait for one to end or cancel one, then try again.'
+            : 'Try again once older tasks have outlived their ttl.'),
+        { limit: key, max },
+      );
+    }
+  };
+
   const service: TaskService = {
     instance,
     maxTtlMs: options.maxTtlMs,
@@ -116,7 +148,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     async start(input) {
       const requested = input.ttlMs;
       const ttlMs = Math.max(
-        1,
+        Math.min(MIN_TTL_MS, options.maxTtlMs),
         Math.min(
           options.maxTtlMs,
           requested !== undefined && Number.isFinite(requested)
@@ -124,6 +156,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
             : options.maxTtlMs,
         ),
       );
+      await checkLimits(input.owner);
       const created = await store.create({
         id: randomUUID(),
         owner: input.owner,
