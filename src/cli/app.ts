@@ -1,6 +1,7 @@
 // Composition of everything that serves MCP, shared by the stdio and HTTP front ends.
 // The dispatcher comes first and needs no database; the databases, the driver and the tools
 // load after it (app-open.ts), so a stdio client's first request is answered during start-up.
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Catalog } from '../catalog/index.js';
 import { resolveDatabases, type Config, type ResolvedDatabase } from '../config/index.js';
@@ -94,6 +95,9 @@ export async function createApp(
   const nonces = createNonceLedger();
   const shutdown = new AbortController();
   const stopCalls = new AbortController();
+  // Every call in flight listens on this one signal (shared.ts withContext) and stops listening
+  // when it ends: more than Node's default of 10 at once is normal, not a leak.
+  setMaxListeners(0, stopCalls.signal);
   // In this process until the HTTP side sets the shared state database's store.
   const tasks = createTaskService({
     maxTtlMs: config.tasks.maxTtlMs,
