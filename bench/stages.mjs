@@ -224,6 +224,7 @@ export const SOURCE_STAGES = {
   'tools/routines/call.ts': 'invoke',
   'tools/routines/derive.ts': 'elsewhere',
   'tools/routines/index.ts': 'invoke',
+  'tools/routines/result-values.ts': 'format',
   'tools/routines/type-schema.ts': 'elsewhere',
   'tools/sql-guard.ts': 'parse',
   'tools/tool-call-record.ts': 'audit',
@@ -239,12 +240,11 @@ export const FUNCTION_STAGES = {
     buildCall: 'plan',
     placeholder: 'plan',
     toParameter: 'plan',
-    columnExpr: 'plan',
     fetchRows: 'db',
     shapeResult: 'format',
     cell: 'format',
-    fromResult: 'format',
   },
+  'tools/routines/result-values.ts': { columnExpr: 'plan', columnRead: 'plan' },
 };
 
 /** node_modules packages → [stage, firm]: firm binds whoever called; soft yields to pgmcp above. */

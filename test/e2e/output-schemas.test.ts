@@ -516,8 +516,9 @@ async function driveRoutines(s: Session): Promise<void> {
     f4: '-Infinity',
     big: '9223372036854775807',
     small: '-9223372036854775808',
-    ns: ['NaN', 'Infinity', 1.5],
+    ns: ['NaN', 'Infinity', '1.5'],
     fs: ['NaN', '-Infinity', 2.5],
+    bigs: [1, '9007199254740993'],
   });
   expect((await s.ok('edge_casts')).structuredContent).toEqual({
     s: { from: 1, to: 5 },

@@ -299,6 +299,22 @@ describe.each(targets)('database layer on %s', (_name, setup, skip) => {
       ]);
     });
 
+    it('keeps numeric and date/time arrays as PostgreSQL writes them', async () => {
+      const [row] = await rows(
+        `select array[1.10000000000000000001, null, 2]::numeric[],
+                array['2024-03-01'::date], array['2024-03-01 12:00:00.123456'::timestamp],
+                array['2024-03-01 12:00:00.123456+00'::timestamptz]::text::timestamptz[],
+                array[9007199254740993::bigint]`,
+      );
+      expect(row).toEqual([
+        ['1.10000000000000000001', null, '2'],
+        ['2024-03-01'],
+        ['2024-03-01 12:00:00.123456'],
+        [expect.stringMatching(/^2024-03-01 \d\d:00:00\.123456[+-]\d\d/)],
+        ['9007199254740993'],
+      ]);
+    });
+
     it('maps SQL errors with every field PostgreSQL gave', async () => {
       await expect(call({ query: `select nme from ${s.schema}.items` })).rejects.toMatchObject({
         category: 'database',

@@ -40,6 +40,8 @@ const USER: Principal = {
 
 interface Setup {
   db: Database;
+  /** Runs SQL as the database's owner (DDL the calls' role may not run). */
+  admin(sql: string): Promise<unknown>;
   cleanup(): Promise<void>;
 }
 
@@ -58,6 +60,7 @@ async function onPostgres(info: RealPostgres): Promise<Setup> {
   );
   return {
     db,
+    admin: (sql) => withClient(info.adminUrl, (c) => c.query(sql)),
     async cleanup() {
       await db.close();
       await withClient(info.adminUrl, (c) => c.query('DROP SCHEMA IF EXISTS mcp_fixture CASCADE'));
@@ -78,6 +81,7 @@ async function onEmbedded(): Promise<Setup> {
   await db.withOwnConnection((c) => c.query(FIXTURE));
   return {
     db,
+    admin: (sql) => db.withOwnConnection((c) => c.query(sql)),
     async cleanup() {
       await db.close();
       rmSync(root, { recursive: true, force: true });
@@ -219,6 +223,33 @@ function suite(label: string, start: () => Promise<Setup>): void {
         v_timetz: '12:34:56+02',
         v_timestamptz: expect.stringMatching(/^2024-03-01T\d\d:00:00[+-]\d\d:\d\d$/),
       });
+    });
+
+    it('returns int8 and numeric arrays with every digit (as text where a number would round)', async () => {
+      await setup.admin(`DROP SCHEMA IF EXISTS mcp_fixture_arrays CASCADE;
+          CREATE SCHEMA mcp_fixture_arrays;
+          GRANT USAGE ON SCHEMA mcp_fixture_arrays TO PUBLIC;
+          CREATE DOMAIN mcp_fixture_arrays.amount AS numeric;
+          CREATE FUNCTION mcp_fixture_arrays.exact(OUT n numeric[], OUT i int8[], OUT a mcp_fixture_arrays.amount[], OUT f float8[])
+          LANGUAGE sql IMMUTABLE AS $$ SELECT '{1.10000000000000000001,NULL,2}'::numeric[],
+            '{9007199254740993,7,NULL,-1}'::int8[], '{0.30000000000000000001}'::numeric[], '{1.5}'::float8[] $$;
+          COMMENT ON FUNCTION mcp_fixture_arrays.exact IS '@mcp Exact arrays.';`);
+      try {
+        const loaded = await loadRoutineTools(setup.db, {
+          schemas: ['mcp_fixture_arrays'],
+          allowWrites: false,
+          statementTimeoutMs: TIMEOUT_MS,
+        });
+        const result = await call('exact', {}, undefined, new Map(loaded.map((t) => [t.name, t])));
+        expect(result.structuredContent).toEqual({
+          n: ['1.10000000000000000001', null, '2'],
+          i: ['9007199254740993', 7, null, -1],
+          a: ['0.30000000000000000001'],
+          f: [1.5],
+        });
+      } finally {
+        await setup.admin('DROP SCHEMA IF EXISTS mcp_fixture_arrays CASCADE');
+      }
     });
 
     it('refuses a bytea argument that is not base64, rather than decoding it to garbage', async () => {

@@ -17,6 +17,7 @@ import {
   type Tally,
 } from '../output-screen.js';
 import { qualifiedName, type DerivedRoutine } from './derive.js';
+import { columnExpr, columnRead, fromResult } from './result-values.js';
 import { BASE64, baseName, resolveDomain, type TypeMap } from './type-schema.js';
 
 const BASE64_TEXT = new RegExp(BASE64);
@@ -98,7 +99,7 @@ function prepared(derived: DerivedRoutine, types: TypeMap): Prepared {
         : shape.kind === 'row'
           ? shape.columns.map((c) => c.typeOid)
           : [];
-    known = { types, texts: new Map(), columns: oids.map((oid) => baseName(types, oid)) };
+    known = { types, texts: new Map(), columns: oids.map((oid) => columnRead(types, oid)) };
     preparedCalls.set(derived, known);
   }
   return known;
@@ -162,36 +163,6 @@ export function buildCall(
   let text = texts.get(key);
   if (text === undefined) texts.set(key, (text = callText(derived, types, given)));
   return { text, values };
-}
-
-/** How a result column is read: exact text for int8/numeric, base64 for bytea, else to_json. */
-function columnExpr(types: TypeMap, oid: number, ref: string): string {
-  switch (baseName(types, oid)) {
-    case 'int8':
-    case 'numeric':
-      return `${ref}::pg_catalog.text`;
-    case 'bytea':
-      return `pg_catalog.translate(pg_catalog.encode(${ref}, 'base64'), E'\\n', '')`;
-    default:
-      return `pg_catalog.to_json(${ref})`;
-  }
-}
-
-/** A value read back (text, JSON, or a driver value from CALL) → its JSON form. */
-function fromResult(base: string | null, value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  switch (base) {
-    case 'int8': {
-      const n = Number(value);
-      return Number.isSafeInteger(n) ? n : String(value);
-    }
-    case 'numeric':
-      return String(value);
-    case 'bytea':
-      return Buffer.isBuffer(value) ? value.toString('base64') : value;
-    default:
-      return value;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
