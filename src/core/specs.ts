@@ -119,6 +119,12 @@ export interface ToolSpec {
    * runs only as a task. Absent: never a task.
    */
   taskSupport?: 'optional' | 'required';
+  /**
+   * 2026-07-28, a task-supporting tool: its first questions (ctx.requestInput) are asked on
+   * tools/call itself, as input_required rounds, and the task is created once they are
+   * answered; the task's run gets those answers. The tool must ask before it does anything.
+   */
+  inputBeforeTask?: boolean;
   /** Arguments have been validated against inputSchema (omitted arguments arrive as {}). */
   call(args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult>;
 }

@@ -145,3 +145,25 @@ export function inputRequiredResult(
     requestState: signer.seal(state),
   };
 }
+
+/**
+ * A task's ctx.requestInput when its creating tools/call carried answers (inputBeforeTask):
+ * what those answers cover is answered at once, the rest is asked the task's way.
+ */
+export function answeredFirst(
+  round: InputRound,
+  clientCapabilities: Record<string, unknown>,
+  ask: <K extends string>(requests: Record<K, InputRequest>) => Promise<Record<K, unknown>>,
+) {
+  const known = modernRequestInput(round, clientCapabilities);
+  return async <K extends string>(
+    requests: Record<K, InputRequest>,
+  ): Promise<Record<K, unknown>> => {
+    try {
+      return await known(requests);
+    } catch (error) {
+      if (error instanceof InputRequiredSignal) return ask(requests);
+      throw error;
+    }
+  };
+}

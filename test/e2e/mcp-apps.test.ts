@@ -325,6 +325,25 @@ describe.skipIf(!info)('MCP Apps in Chromium', () => {
     expect(forwarded.at(-1).arguments.offset).toBe(0);
   });
 
+  it('copies no cell a spreadsheet would run as a formula, as the CSV', async () => {
+    const frame = await open('query_database', {
+      query: `SELECT '=HYPERLINK("http://x","y")' AS "=h", '@SUM(A1)' AS a, '-12.5' AS n, 'a=b' AS p`,
+    });
+    await expect.poll(() => frame.locator('table.grid tbody tr').count()).toBe(1);
+    // What the Copy button hands the clipboard, recorded in the view itself.
+    await frame.evaluate(() => {
+      Object.defineProperty(navigator, 'clipboard', {
+        configurable: true,
+        value: { writeText: async (text: string) => ((globalThis as any).copied = text) },
+      });
+    });
+    await frame.getByRole('button', { name: 'Copy' }).click();
+    await expect.poll(() => frame.locator('.notice').textContent()).toBe('Copied 1 row.');
+    expect(await frame.evaluate(() => (globalThis as any).copied)).toBe(
+      `'=h\ta\tn\tp\n'=HYPERLINK("http://x","y")\t'@SUM(A1)\t-12.5\ta=b`,
+    );
+  });
+
   it("shows a routine's rows in the grid, its categories as a bar chart", async () => {
     const frame = await open('sales_by_region', {});
     const rows = frame.locator('table.grid tbody tr');

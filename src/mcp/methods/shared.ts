@@ -15,6 +15,7 @@ import { buildContext, progressTokenOf } from '../call-context.js';
 import type { RequestChannel } from '../channel.js';
 import { authRequired, forbidden, protocolErrorOf } from '../errors.js';
 import {
+  answeredFirst,
   InputRequiredSignal,
   inputRequiredResult,
   modernRequestInput,
@@ -234,7 +235,10 @@ export function createShared(options: FeatureOptions): Shared {
         logLevel: scope.logLevel,
         clientCapabilities: scope.clientCapabilities,
         requestInput:
-          requestInput ?? (round ? modernRequestInput(round, scope.clientCapabilities) : undefined),
+          requestInput && round
+            ? answeredFirst(round, scope.clientCapabilities, requestInput)
+            : (requestInput ??
+              (round ? modernRequestInput(round, scope.clientCapabilities) : undefined)),
         ...(options.databases ? { database: databaseChoice(options.databases, scope) } : {}),
       });
       try {

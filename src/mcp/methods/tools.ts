@@ -17,6 +17,7 @@ import {
   requireString,
   type FeatureOptions,
   type Handler,
+  type RequestScope,
   type Shared,
   unknownError,
 } from './shared.js';
@@ -55,6 +56,43 @@ export function toolMethods(
       tool['execution'] = { taskSupport: spec.taskSupport };
     return tool;
   };
+  /**
+   * inputBeforeTask: runs the tool up to its first question. Unanswered, the input_required
+   * result is the answer; answered, the tool is stopped there and null says "create the task"
+   * (its run starts again from the top, with the answers this request brought).
+   */
+  const askBeforeTask = async (
+    params: Record<string, unknown>,
+    scope: RequestScope,
+    name: string,
+  ): Promise<Record<string, unknown> | null> => {
+    const answered = new BeforeTask();
+    const outcome = await invokeTool({
+      registry,
+      name,
+      args: params['arguments'],
+      principal: scope.channel.principal,
+      run: (call) =>
+        shared.withContext(
+          params,
+          scope,
+          { method: 'tools/call', name, args: params['arguments'] ?? {} },
+          (ctx) =>
+            call({
+              ...ctx,
+              requestInput: async (requests) => {
+                await ctx.requestInput(requests);
+                throw answered;
+              },
+            }),
+        ),
+    }).catch((error: unknown) => {
+      if (error === answered) return null;
+      throw error;
+    });
+    return outcome?.kind === 'input-required' ? outcome.inputRequired : null;
+  };
+
   /** A host that declares MCP Apps also gets each tool's view link (mcp/apps.ts). */
   const wireFor =
     (apps: boolean) =>
@@ -102,7 +140,12 @@ export function toolMethods(
       const args = params['arguments'] ?? {};
       const note = scope.note;
       if (options.tasks) {
-        const task = taskRequest(registry.tool(name)?.spec, params, scope);
+        const spec = registry.tool(name)?.spec;
+        const task = taskRequest(spec, params, scope);
+        if (task && spec?.inputBeforeTask && scope.era === 'modern') {
+          const asked = await askBeforeTask(params, scope, name);
+          if (asked) return asked;
+        }
         if (task) return startToolTask(options, shared, name, params, scope, task.ttlMs);
       }
       const outcome = await invokeTool({
@@ -146,3 +189,6 @@ export function toolMethods(
     },
   };
 }
+
+/** Thrown at an inputBeforeTask tool's first answered question: the task is created next. */
+class BeforeTask {}

@@ -44,7 +44,7 @@ describe('table data', () => {
     expect(toTsv(result)).toBe('name\ttotal\nb, "quoted"\t10.5\na\t9\n\t100');
   });
 
-  it('writes no CSV cell a spreadsheet would run as a formula', () => {
+  it('writes no CSV or copied cell a spreadsheet would run as a formula', () => {
     const risky = asQueryResult({
       columns: [{ name: '=HEADER()', type: 'text' }],
       rows: [
@@ -72,6 +72,19 @@ describe('table data', () => {
       '-1e5',
       'a=b',
       '',
+    ]);
+    // Copy (tab-separated) goes through the same guard; the tab inside a cell becomes a space.
+    expect(toTsv(risky).split('\n')).toEqual([
+      "'=HEADER()",
+      '\'=HYPERLINK("http://x","y")',
+      "'+1+2",
+      "'-2+3",
+      "'@SUM(A1)",
+      "' =1",
+      '-12.5',
+      '+3',
+      '-1e5',
+      'a=b',
     ]);
   });
 

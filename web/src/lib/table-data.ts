@@ -101,8 +101,9 @@ export function sortRows(
 
 /**
  * A cell a spreadsheet would run as a formula (it starts with = + - @, a tab or a carriage
- * return) gets a leading single quote, so opening the CSV shows the text instead of running it
- * (CSV injection). A plain number such as -12.5 is a number to the spreadsheet, and stays as is.
+ * return) gets a leading single quote, so opening the CSV or pasting the copied rows shows the
+ * text instead of running it (CSV injection). A plain number such as -12.5 is a number to the
+ * spreadsheet, and stays as is. Both toCsv and toTsv go through it.
  */
 function defused(text: string): string {
   if (!/^[=+\-@\t\r]/.test(text)) return text;
@@ -122,9 +123,12 @@ export function toCsv(result: QueryResult): string {
   return `${lines.join('\r\n')}\r\n`;
 }
 
-/** Tab-separated, as spreadsheets paste it; tabs and newlines inside cells become spaces. */
+/**
+ * Tab-separated, as spreadsheets paste it; tabs and newlines inside cells become spaces, and a
+ * cell that would run as a formula is defused as in the CSV.
+ */
 export function toTsv(result: QueryResult): string {
-  const clean = (text: string) => text.replace(/[\t\r\n]+/g, ' ');
+  const clean = (text: string) => defused(text).replace(/[\t\r\n]+/g, ' ');
   const lines = [result.columns.map((c) => clean(c.name)).join('\t')];
   for (const row of result.rows) {
     lines.push(result.columns.map((_, i) => clean(cellText(row[i]))).join('\t'));
