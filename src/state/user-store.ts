@@ -113,9 +113,26 @@ export function createUserStore(db: StateDb, options: UserStoreOptions = {}): Us
     return toRecord(rows[0]);
   };
 
-  const endSessions = async (user: UserRecord): Promise<void> => {
-    await db.query('DELETE FROM pgmcp.sessions WHERE user_id = $1', [user.id]);
+  // The same change and the end of the user's sessions in one statement: nobody (an open
+  // stream's re-check on another instance) sees the one without the other.
+  const changeEndingSessions = async (
+    username: string,
+    set: string,
+    values: unknown[],
+  ): Promise<UserRecord> => {
+    const { rows } = await db.query<UserRow>(
+      `WITH changed AS (
+         UPDATE pgmcp.users SET ${set}, updated_at = now() WHERE username = $1 RETURNING *
+       ), ended AS (
+         DELETE FROM pgmcp.sessions s USING changed WHERE s.user_id = changed.id
+       )
+       SELECT ${COLUMNS} FROM changed`,
+      [username, ...values],
+    );
+    if (!rows[0]) throw notFound(username);
+    const user = toRecord(rows[0]);
     options.onInvalidate?.({ userId: user.username });
+    return user;
   };
 
   return {
@@ -162,15 +179,15 @@ export function createUserStore(db: StateDb, options: UserStoreOptions = {}): Us
     async setPassword(username, password, context = {}) {
       assertPassword(password);
       const hash = await hashPassword(password, params);
-      const user = await change(username, 'password_hash = $2', [hash]);
-      await endSessions(user);
+      const user = await changeEndingSessions(username, 'password_hash = $2', [hash]);
       audit('user_password_changed', user, context);
       return user;
     },
 
     async setEnabled(username, enabled, context = {}) {
-      const user = await change(username, 'disabled = $2', [!enabled]);
-      if (!enabled) await endSessions(user);
+      const user = enabled
+        ? await change(username, 'disabled = $2', [!enabled])
+        : await changeEndingSessions(username, 'disabled = $2', [!enabled]);
       audit(enabled ? 'user_enabled' : 'user_disabled', user, context);
       return user;
     },

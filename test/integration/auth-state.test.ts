@@ -17,7 +17,27 @@ import {
   type StateDb,
 } from '../../src/state/index.js';
 import { ErrorCodes, isAppError } from '../../src/core/errors.js';
-import { realPostgres, throwawayDatabase, type RealPostgres } from '../helpers/postgres.js';
+import pg from 'pg';
+import {
+  realPostgres,
+  throwawayDatabase,
+  withClient,
+  type RealPostgres,
+} from '../helpers/postgres.js';
+
+/** Until some session of the database waits for a lock (10 s at most). */
+async function waitForLockWaiter(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await withClient(url, (c) =>
+      c.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      ),
+    );
+    if (rows[0]!.n > 0) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('no session came to wait for the lock');
+}
 
 const logger = pino({ level: 'silent' });
 const FAST_SCRYPT = { N: 1024, r: 8, p: 1 };
@@ -418,6 +438,55 @@ describe.skipIf(!info)('auth state on PostgreSQL', () => {
   });
 
   scenarios(() => openStateDatabase({ url, dataDir: '/nonexistent', logger }));
+
+  it('disabling a user or changing a password ends the sessions in the same instant', async () => {
+    // An open stream's re-check (on any instance) must never see the user disabled while the
+    // session still exists, or the other way round. The sessions table is held locked by
+    // another session: the change waits for it, and until it is through nobody sees any of it.
+    const db = await openStateDatabase({ url, dataDir: '/nonexistent', logger });
+    const auth = authOn(db);
+    try {
+      for (const [name, action] of [
+        ['atomic-disable', () => auth.users.setEnabled('atomic-disable', false)],
+        ['atomic-passwd', () => auth.users.setPassword('atomic-passwd', 'another password')],
+      ] as const) {
+        await auth.users.add({ username: name, password: 'atomic-password' });
+        await auth.sessions.login(name, 'atomic-password', null);
+        const locker = new pg.Client({ connectionString: url });
+        await locker.connect();
+        try {
+          await locker.query('BEGIN');
+          await locker.query('LOCK TABLE pgmcp.sessions IN ACCESS EXCLUSIVE MODE');
+          const changing = action();
+          // The change has reached PostgreSQL and waits for the lock.
+          await waitForLockWaiter(url);
+          const seen = await withClient(url, (c) =>
+            c.query<{ changed: boolean }>(
+              `SELECT disabled OR updated_at > created_at AS changed FROM pgmcp.users
+                WHERE username = $1`,
+              [name],
+            ),
+          );
+          expect(
+            seen.rows[0]!.changed,
+            `${name}: the change showed before its sessions ended`,
+          ).toBe(false);
+          await locker.query('COMMIT');
+          await changing;
+        } finally {
+          await locker.end();
+        }
+        const left = await db.query(
+          'SELECT count(*)::int AS n FROM pgmcp.sessions s JOIN pgmcp.users u ON u.id = s.user_id WHERE u.username = $1',
+          [name],
+        );
+        expect(left.rows[0]!.n).toBe(0);
+      }
+    } finally {
+      await auth.close();
+      await db.close();
+    }
+  });
 
   it('an unreachable state database is a clear error', async () => {
     const bad = new URL(url);
