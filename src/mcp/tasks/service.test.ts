@@ -20,7 +20,7 @@ describe('task service (memory store)', () => {
     expect(ended?.status).toBe('completed');
     expect(await tasks.get(created.id, ownerKey(principal('b'), null)!)).toBeNull();
     expect((await tasks.list(owner, 0, 10)).map((t) => t.id)).toEqual([created.id]);
-    tasks.close();
+    await tasks.close();
   });
 
   it('cancels: the work sees the abort and the task stays cancelled', async () => {
@@ -41,7 +41,7 @@ describe('task service (memory store)', () => {
     expect(aborted).toBe(true);
     expect((await tasks.waitEnd(created.id, 'o'))?.status).toBe('cancelled');
     expect(await tasks.cancel(created.id, 'other')).toBeNull();
-    tasks.close();
+    await tasks.close();
   });
 
   it('waits in input_required until every request is answered, one at a time', async () => {
@@ -64,7 +64,7 @@ describe('task service (memory store)', () => {
     await tasks.answer(created.id, 'o', { y: 2 });
     const ended = await tasks.waitEnd(created.id, 'o');
     expect(ended?.result).toEqual({ got: { x: 1, y: 2 } });
-    tasks.close();
+    await tasks.close();
   });
 
   it('fails a working task whose instance stopped marking it alive', async () => {
@@ -97,9 +97,9 @@ describe('task service (memory store)', () => {
           signal.addEventListener('abort', () => resolve({ status: 'completed', result: {} })),
         ),
     });
-    tasks.close();
+    await tasks.close();
     const ended = await tasks.waitEnd(created.id, 'o');
     expect(ended?.status).toBe('failed');
-    expect(ended?.error?.['message']).toMatch(/server stopped/);
+    expect(ended?.error?.['message']).toMatch(/server shut down/);
   });
 });
