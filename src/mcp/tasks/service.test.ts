@@ -5,6 +5,40 @@ import { createTaskService, STALE_MS } from './service.js';
 const principal = (userId: string) => ({ kind: 'user', userId, tenantId: null });
 
 describe('task service (memory store)', () => {
+  it('sweeps expired ended tasks from the memory store (stdio) on its own, never a working one', async () => {
+    let now = Date.now();
+    const store = createMemoryTaskStore(() => now);
+    // A heartbeat interval long enough that the sweep never takes the working task for abandoned.
+    const tasks = createTaskService({
+      maxTtlMs: 60_000,
+      sweepIntervalMs: 50,
+      heartbeatMs: 10 ** 9,
+      store,
+    });
+    const done = await tasks.start({
+      owner: 'o',
+      tool: 't',
+      run: async () => ({ status: 'completed', result: {} }),
+    });
+    await tasks.waitEnd(done.id, 'o');
+    const late = await tasks.start({
+      owner: 'o',
+      tool: 't',
+      run: (signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () => resolve({ status: 'cancelled' }), { once: true }),
+        ),
+    });
+    now += 120_000;
+    // Nobody reads it: the periodic sweep alone deletes the ended task (end finds nothing).
+    await expect
+      .poll(() => store.end(done.id, { status: 'cancelled' }), { timeout: 5_000 })
+      .toBeNull();
+    expect((await tasks.get(late.id, 'o'))?.status).toBe('working');
+    expect((await tasks.cancel(late.id, 'o'))?.status).toBe('cancelled');
+    await tasks.close();
+  });
+
   it('runs a task to its result, bounds the ttl and keeps it from other owners', async () => {
     const tasks = createTaskService({ maxTtlMs: 10_000 });
     const owner = ownerKey(principal('a'), null)!;
