@@ -240,9 +240,11 @@ export async function serve(
   closeAll = async () => {
     app.shutdown.abort();
     await metricsService?.close();
+    // Tasks record their end in the state database, so they stop (before the calls, so they end
+    // "the server shut down") and are recorded before it closes, last.
+    const tasksClosed = app.tasks.close();
     app.stopCalls.abort();
-    // Tasks record their end in the state database, so they stop before it closes, last.
-    await app.tasks.close();
+    await tasksClosed;
     await http.close();
     await app.close();
     await auth.close();
@@ -323,9 +325,12 @@ async function drainHttp(drain: Drain, app: App, timeoutMs: number, logger: Logg
     { inFlight: drain.inFlight, shutdownTimeoutMs: timeoutMs },
     'calls still running at server.shutdownTimeoutMs: cancelling them',
   );
+  // Tasks still running are stopped first (at once), so they end "the server shut down" rather
+  // than with the cancelled call's error.
+  const tasksStopped = app.tasks.drain(0);
   app.stopCalls.abort(new Error('the server is shutting down'));
   await wait(CANCEL_SETTLE_MS);
-  await tasksDrained;
+  await Promise.all([tasksDrained, tasksStopped]);
 }
 /** How long cancelled calls get to send their answers before the server closes. */
 const CANCEL_SETTLE_MS = 3_000;

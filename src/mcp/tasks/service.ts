@@ -87,7 +87,8 @@ export interface TaskService {
   /**
    * Shutdown: gives the tasks running here `graceMs` to end, then stops the rest (they end
    * failed, "The server shut down before the task ended.") and waits for their ends to be
-   * recorded. The store stays in use until this resolves.
+   * recorded. The store stays in use until this resolves. With no grace the tasks are stopped
+   * before it returns (before its first await).
    */
   drain(graceMs: number): Promise<void>;
   /** Drains with no grace and stops the heartbeat and the sweep. */
