@@ -103,6 +103,8 @@ export async function createApp(
     maxTtlMs: config.tasks.maxTtlMs,
     maxRunningPerCaller: config.tasks.maxRunningPerCaller,
     maxStoredPerCaller: config.tasks.maxStoredPerCaller,
+    heartbeatMs: config.tasks.heartbeatIntervalMs,
+    sweepIntervalMs: config.tasks.sweepIntervalMs,
   });
   const exchangeListeners = new Set<(record: ExchangeRecord) => void>();
   let exchangeLog: ExchangeLog | null = null;
@@ -194,7 +196,7 @@ export async function createApp(
     },
     async close() {
       shutdown.abort();
-      tasks.close();
+      await tasks.close();
       await Promise.all(watches.map((w) => w.stop()));
       await exchangeLog?.close();
       await closeOpened();

@@ -240,9 +240,14 @@ export async function serve(
   closeAll = async () => {
     app.shutdown.abort();
     await metricsService?.close();
+    // Tasks record their end in the state database, so they stop (before the calls, so they end
+    // "the server shut down") and are recorded before it closes, last.
+    const tasksClosed = app.tasks.close();
     app.stopCalls.abort();
-    await service.close();
+    await tasksClosed;
+    await http.close();
     await app.close();
+    await auth.close();
   };
   drain = () => drainHttp(http.drain, app, config.server.shutdownTimeoutMs, logger);
   const { url } = await http.listen().catch(async (error: unknown) => {
@@ -308,18 +313,24 @@ export async function serve(
 async function drainHttp(drain: Drain, app: App, timeoutMs: number, logger: Logger): Promise<void> {
   drain.start();
   app.shutdown.abort();
+  // Tasks running here get the same time; those left are failed ("the server shut down").
+  const tasksDrained = app.tasks.drain(timeoutMs);
   const wait = (ms: number): Promise<boolean> =>
     Promise.race([
       drain.idle().then(() => true),
       new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref()),
     ]);
-  if (await wait(timeoutMs)) return;
+  if (await wait(timeoutMs)) return tasksDrained;
   logger.warn(
     { inFlight: drain.inFlight, shutdownTimeoutMs: timeoutMs },
     'calls still running at server.shutdownTimeoutMs: cancelling them',
   );
+  // Tasks still running are stopped first (at once), so they end "the server shut down" rather
+  // than with the cancelled call's error.
+  const tasksStopped = app.tasks.drain(0);
   app.stopCalls.abort(new Error('the server is shutting down'));
   await wait(CANCEL_SETTLE_MS);
+  await Promise.all([tasksDrained, tasksStopped]);
 }
 /** How long cancelled calls get to send their answers before the server closes. */
 const CANCEL_SETTLE_MS = 3_000;

@@ -182,6 +182,12 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
     kind: 'int',
   },
   { key: 'tasks.maxStoredPerCaller', env: 'PGMCP_TASKS_MAX_STORED_PER_CALLER', kind: 'int' },
+  {
+    key: 'tasks.heartbeatIntervalMs',
+    env: 'PGMCP_TASKS_HEARTBEAT_INTERVAL_MS',
+    kind: 'int',
+  },
+  { key: 'tasks.sweepIntervalMs', env: 'PGMCP_TASKS_SWEEP_INTERVAL_MS', kind: 'int' },
   // --- llm: providers and chat bounds; providers themselves come from the file ---
   { key: 'llm.default', env: 'PGMCP_LLM_DEFAULT', kind: 'string' },
   { key: 'llm.fromEnv', env: 'PGMCP_LLM_FROM_ENV', kind: 'bool' },

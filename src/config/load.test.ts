@@ -144,7 +144,13 @@ describe('loadConfig defaults', () => {
         redisKeyPrefix: 'pgmcp:ratelimit:',
       },
       cluster: { redis: null, redisKeyPrefix: 'pgmcp:cluster:' },
-      tasks: { maxTtlMs: 3_600_000, maxRunningPerCaller: 4, maxStoredPerCaller: 100 },
+      tasks: {
+        maxTtlMs: 3_600_000,
+        maxRunningPerCaller: 4,
+        maxStoredPerCaller: 100,
+        heartbeatIntervalMs: 5_000,
+        sweepIntervalMs: 60_000,
+      },
     });
   });
 

@@ -163,6 +163,10 @@ const tasksSchema = section({
   maxRunningPerCaller: intIn(1).default(4),
   /** One caller's tasks kept (ended or not, within their ttl); one more is refused. */
   maxStoredPerCaller: intIn(1).default(100),
+  /** How often an instance marks its running tasks alive and stops those cancelled elsewhere. */
+  heartbeatIntervalMs: intIn(100).default(5_000),
+  /** How often expired ended tasks are deleted and abandoned working ones failed. */
+  sweepIntervalMs: intIn(100).default(60_000),
 });
 
 // --- operability: Prometheus metrics ---

@@ -88,8 +88,12 @@ export interface TaskStore {
    * bound.
    */
   countOwned(owner: string, staleMs: number): Promise<{ running: number; stored: number }>;
-  /** The running instance is alive: its working tasks' heartbeat is now. */
-  heartbeat(instance: string): Promise<void>;
+  /**
+   * The running instance is alive: its working tasks' heartbeat is now. Answers which of
+   * `running` (the tasks this instance runs) must stop: a cancel was asked for, they ended
+   * elsewhere (cancelled, failed by a sweep) or they are gone.
+   */
+  heartbeat(instance: string, running: readonly string[]): Promise<string[]>;
   /**
    * Working tasks whose instance said nothing since `staleMs` are failed (the instance
    * stopped while running them); the expired ones that ended are deleted (never a running one).
@@ -226,10 +230,14 @@ export function createMemoryTaskStore(now: () => number = Date.now): TaskStore {
       );
       return { running: running.length, stored: owned.length };
     },
-    async heartbeat(instance) {
+    async heartbeat(instance, running) {
       for (const t of tasks.values()) {
         if (t.instance === instance && !isTerminal(t.status)) t.heartbeatAt = new Date(now());
       }
+      return running.filter((id) => {
+        const t = tasks.get(id);
+        return !t || isTerminal(t.status) || t.cancelRequested;
+      });
     },
     async sweep(staleMs) {
       for (const [id, t] of tasks) {

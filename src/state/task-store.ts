@@ -156,12 +156,21 @@ export function createStateTaskStore(db: Pick<StateDb, 'query'>): TaskStore {
       );
       return { running: rows[0]?.running ?? 0, stored: rows[0]?.stored ?? 0 };
     },
-    async heartbeat(instance) {
+    async heartbeat(instance, running) {
       await db.query(
         `UPDATE pgmcp.tasks SET heartbeat_at = now()
          WHERE instance = $1 AND status IN ('working', 'input_required')`,
         [instance],
       );
+      if (running.length === 0) return [];
+      // Those still to run on: working or input_required, no cancel asked for.
+      const { rows } = await db.query<{ id: string }>(
+        `SELECT id FROM pgmcp.tasks WHERE id = ANY($1::text[])
+           AND status IN ('working', 'input_required') AND NOT cancel_requested`,
+        [running],
+      );
+      const on = new Set(rows.map((r) => r.id));
+      return running.filter((id) => !on.has(id));
     },
     async sweep(staleMs) {
       await db.query(

@@ -132,6 +132,13 @@ export function taskMethods(tasks: TaskService): TaskMethods {
         );
       }
       const after = (await tasks.cancel(task.id, task.owner)) ?? task;
+      // It ended before the cancel took (completed a moment ago, failed): not cancelled.
+      if (after.status !== 'cancelled') {
+        throw new RpcError(
+          RpcCodes.INVALID_PARAMS,
+          `Task ${task.id} already ended (${after.status}); it cannot be cancelled.`,
+        );
+      }
       return scope.era === 'modern' ? {} : legacyTask(after);
     },
 

@@ -54,7 +54,7 @@ describe('task service bounds', () => {
     expect(one.ttlMs).toBe(MIN_TTL_MS);
     const small = createTaskService({ maxTtlMs: 5_000 });
     expect((await small.start({ owner: 'o', tool: 't', ttlMs: 1, run: done })).ttlMs).toBe(5_000);
-    tasks.close();
+    await tasks.close();
     small.close();
   });
 
@@ -84,7 +84,7 @@ describe('task service bounds', () => {
     const stored = await start('o').catch((error: unknown) => error);
     expect((stored as RpcError).data).toEqual({ limit: 'tasks.maxStoredPerCaller', max: 3 });
     expect(await tasks.list('o', 0, 10)).toHaveLength(3);
-    tasks.close();
+    await tasks.close();
   });
 
   it('a working task past its ttl is still seen and can be cancelled; the sweep keeps it', async () => {
@@ -103,7 +103,7 @@ describe('task service bounds', () => {
       },
     });
     now += 120_000;
-    await store.heartbeat(tasks.instance);
+    await store.heartbeat(tasks.instance, []);
     await store.sweep(10 ** 9);
     expect((await tasks.get(created.id, 'o'))?.status).toBe('working');
     expect((await tasks.cancel(created.id, 'o'))?.status).toBe('cancelled');
@@ -112,7 +112,7 @@ describe('task service bounds', () => {
     expect(await tasks.get(created.id, 'o')).toBeNull();
     await store.sweep(10 ** 9);
     expect(await store.countOwned('o', 10 ** 9)).toEqual({ running: 0, stored: 0 });
-    tasks.close();
+    await tasks.close();
   });
 });
 

@@ -5,6 +5,40 @@ import { createTaskService, STALE_MS } from './service.js';
 const principal = (userId: string) => ({ kind: 'user', userId, tenantId: null });
 
 describe('task service (memory store)', () => {
+  it('sweeps expired ended tasks from the memory store (stdio) on its own, never a working one', async () => {
+    let now = Date.now();
+    const store = createMemoryTaskStore(() => now);
+    // A heartbeat interval long enough that the sweep never takes the working task for abandoned.
+    const tasks = createTaskService({
+      maxTtlMs: 60_000,
+      sweepIntervalMs: 50,
+      heartbeatMs: 10 ** 9,
+      store,
+    });
+    const done = await tasks.start({
+      owner: 'o',
+      tool: 't',
+      run: async () => ({ status: 'completed', result: {} }),
+    });
+    await tasks.waitEnd(done.id, 'o');
+    const late = await tasks.start({
+      owner: 'o',
+      tool: 't',
+      run: (signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () => resolve({ status: 'cancelled' }), { once: true }),
+        ),
+    });
+    now += 120_000;
+    // Nobody reads it: the periodic sweep alone deletes the ended task (end finds nothing).
+    await expect
+      .poll(() => store.end(done.id, { status: 'cancelled' }), { timeout: 5_000 })
+      .toBeNull();
+    expect((await tasks.get(late.id, 'o'))?.status).toBe('working');
+    expect((await tasks.cancel(late.id, 'o'))?.status).toBe('cancelled');
+    await tasks.close();
+  });
+
   it('runs a task to its result, bounds the ttl and keeps it from other owners', async () => {
     const tasks = createTaskService({ maxTtlMs: 10_000 });
     const owner = ownerKey(principal('a'), null)!;
@@ -20,7 +54,7 @@ describe('task service (memory store)', () => {
     expect(ended?.status).toBe('completed');
     expect(await tasks.get(created.id, ownerKey(principal('b'), null)!)).toBeNull();
     expect((await tasks.list(owner, 0, 10)).map((t) => t.id)).toEqual([created.id]);
-    tasks.close();
+    await tasks.close();
   });
 
   it('cancels: the work sees the abort and the task stays cancelled', async () => {
@@ -41,7 +75,7 @@ describe('task service (memory store)', () => {
     expect(aborted).toBe(true);
     expect((await tasks.waitEnd(created.id, 'o'))?.status).toBe('cancelled');
     expect(await tasks.cancel(created.id, 'other')).toBeNull();
-    tasks.close();
+    await tasks.close();
   });
 
   it('waits in input_required until every request is answered, one at a time', async () => {
@@ -64,7 +98,7 @@ describe('task service (memory store)', () => {
     await tasks.answer(created.id, 'o', { y: 2 });
     const ended = await tasks.waitEnd(created.id, 'o');
     expect(ended?.result).toEqual({ got: { x: 1, y: 2 } });
-    tasks.close();
+    await tasks.close();
   });
 
   it('fails a working task whose instance stopped marking it alive', async () => {
@@ -97,9 +131,9 @@ describe('task service (memory store)', () => {
           signal.addEventListener('abort', () => resolve({ status: 'completed', result: {} })),
         ),
     });
-    tasks.close();
+    await tasks.close();
     const ended = await tasks.waitEnd(created.id, 'o');
     expect(ended?.status).toBe('failed');
-    expect(ended?.error?.['message']).toMatch(/server stopped/);
+    expect(ended?.error?.['message']).toMatch(/server shut down/);
   });
 });

@@ -14,12 +14,16 @@ import {
 import { inSpan } from '../../core/tracing.js';
 import { RpcCodes, RpcError } from '../jsonrpc.js';
 
-/** How often a running instance marks its working tasks alive. */
+/** How often a running instance marks its working tasks alive (tasks.heartbeatIntervalMs). */
 export const HEARTBEAT_MS = 5_000;
-/** A working task not marked alive for this long lost its instance. */
+/** A working task not marked alive for this long (4 heartbeats) lost its instance. */
 export const STALE_MS = 4 * HEARTBEAT_MS;
+/** How often expired ended tasks are deleted and abandoned ones failed (tasks.sweepIntervalMs). */
+export const SWEEP_MS = 60_000;
 /** Why the work of tasks still running at shutdown stops: they end failed, not cancelled. */
-const STOPPING = new Error('The server stopped before the task ended.');
+const STOPPING = new Error('The server shut down before the task ended.');
+/** How long stopped tasks get to record their end at shutdown. */
+const STOP_SETTLE_MS = 3_000;
 /** The shortest ttl granted: a smaller one asked for is raised to it (within tasks.maxTtlMs). */
 export const MIN_TTL_MS = 60_000;
 /** How often tasks/result looks at a task that runs on another instance. */
@@ -34,6 +38,10 @@ export interface TaskServiceOptions {
   maxRunningPerCaller?: number;
   /** tasks.maxStoredPerCaller: an owner's tasks kept, ended or not (default 100). */
   maxStoredPerCaller?: number;
+  /** tasks.heartbeatIntervalMs: how often running tasks are marked alive and checked for cancels. */
+  heartbeatMs?: number;
+  /** tasks.sweepIntervalMs: how often expired ended tasks are deleted (0: never). */
+  sweepIntervalMs?: number;
   store?: TaskStore;
 }
 
@@ -76,7 +84,15 @@ export interface TaskService {
   answer(id: string, owner: string, responses: Record<string, unknown>): Promise<TaskRecord | null>;
   /** Resolves with the task once it ended (or null when it is gone); rejects when `signal` aborts. */
   waitEnd(id: string, owner: string, signal?: AbortSignal): Promise<TaskRecord | null>;
-  close(): void;
+  /**
+   * Shutdown: gives the tasks running here `graceMs` to end, then stops the rest (they end
+   * failed, "The server shut down before the task ended.") and waits for their ends to be
+   * recorded. The store stays in use until this resolves. With no grace the tasks are stopped
+   * before it returns (before its first await).
+   */
+  drain(graceMs: number): Promise<void>;
+  /** Drains with no grace and stops the heartbeat and the sweep. */
+  close(): Promise<void>;
 }
 
 export function createTaskService(options: TaskServiceOptions): TaskService {
@@ -87,6 +103,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
   /** Tasks running here: their stop and the listeners waiting for their end. */
   const running = new Map<string, { stop: AbortController; ended: Promise<void> }>();
   let beat: NodeJS.Timeout | null = null;
+  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
+  const staleMs = 4 * heartbeatMs;
   /** How many times each running task asked for input (keys stay unique over its life). */
   const rounds = new Map<string, number>();
 
@@ -98,16 +116,28 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
         beat = null;
         return;
       }
-      store.heartbeat(instance).catch(() => undefined);
-    }, HEARTBEAT_MS);
+      // A cancel asked on another instance (or whose bus message was lost), or a task ended
+      // elsewhere, stops the work here.
+      store
+        .heartbeat(instance, [...running.keys()])
+        .then((stop) => stop.forEach((id) => service.stopLocal(id)))
+        .catch(() => undefined);
+    }, heartbeatMs);
     beat.unref();
   };
+  // Expired ended tasks are deleted and abandoned working ones failed, even if nobody reads them.
+  const sweepMs = options.sweepIntervalMs ?? SWEEP_MS;
+  let sweeping: NodeJS.Timeout | null =
+    sweepMs > 0
+      ? setInterval(() => void store.sweep(staleMs).catch(() => undefined), sweepMs)
+      : null;
+  sweeping?.unref();
 
   /** A working task no instance marked alive lately is failed (its instance is gone). */
   const settleAbandoned = async (task: TaskRecord | null): Promise<TaskRecord | null> => {
     if (!task || isTerminal(task.status) || running.has(task.id)) return task;
-    if (Date.now() - task.heartbeatAt.getTime() < STALE_MS) return task;
-    await store.sweep(STALE_MS);
+    if (Date.now() - task.heartbeatAt.getTime() < staleMs) return task;
+    await store.sweep(staleMs);
     return store.get(task.id, task.owner);
   };
 
@@ -120,7 +150,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
    * same moment may each pass the count (a small overshoot, documented).
    */
   const checkLimits = async (owner: string): Promise<void> => {
-    const counts = await store.countOwned(owner, STALE_MS);
+    const counts = await store.countOwned(owner, staleMs);
     for (const { key, max, of } of limits) {
       if (counts[of] < max) continue;
       const what = of === 'running' ? 'running' : 'kept (ended or not, within their ttl)';
@@ -186,7 +216,11 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
         if (stop.signal.aborted) {
           end =
             stop.signal.reason === STOPPING
-              ? { status: 'failed', error: { code: -32603, message: STOPPING.message } }
+              ? {
+                  status: 'failed',
+                  error: { code: -32603, message: STOPPING.message },
+                  statusMessage: STOPPING.message,
+                }
               : { status: 'cancelled' };
         }
         const ended = await store.end(created.id, end).catch(() => null);
@@ -273,10 +307,23 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       }
     },
 
-    close() {
+    async drain(graceMs) {
+      const ends = (): Promise<void> =>
+        Promise.all([...running.values()].map((r) => r.ended)).then(() => undefined);
+      const within = (ms: number): Promise<void> =>
+        Promise.race([ends(), new Promise<void>((r) => setTimeout(r, ms).unref())]);
+      if (running.size > 0 && graceMs > 0) await within(graceMs);
+      if (running.size === 0) return;
+      for (const { stop } of running.values()) stop.abort(STOPPING);
+      await within(STOP_SETTLE_MS);
+    },
+
+    async close() {
+      if (sweeping !== null) clearInterval(sweeping);
+      sweeping = null;
+      await service.drain(0);
       if (beat !== null) clearInterval(beat);
       beat = null;
-      for (const { stop } of running.values()) stop.abort(STOPPING);
     },
   };
   return service;
