@@ -35,20 +35,23 @@ export function registerDrain(
     waiters.clear();
   };
 
-  app.addHook('onRequest', async (req, reply) => {
+  // A callback hook, not an async one: no promise and no microtask per request.
+  app.addHook('onRequest', (req, reply, done) => {
     // The probes answer to the end: /live that the process still answers (an orchestrator must
     // not kill a draining server), /health and /ready that it is draining.
     const url = req.routeOptions.url;
-    if (url === '/health' || url === '/live' || url === '/ready') return undefined;
+    if (url === '/health' || url === '/live' || url === '/ready') return done();
     if (draining) {
       reply.header('retry-after', String(DRAIN_RETRY_AFTER_S));
       reply.header('connection', 'close');
-      return refuse(
+      // Answered here: done() is not called, so nothing after this hook runs.
+      refuse(
         req,
         reply,
         HTTP_REFUSALS.SHUTTING_DOWN,
         `The server is shutting down; try again in ${DRAIN_RETRY_AFTER_S} s.`,
       );
+      return;
     }
     // A session's GET stream lasts as long as the session: it is ended, not waited for.
     const stream = req.method === 'GET' && deps.mcpPaths.includes(req.routeOptions.url ?? '');
@@ -59,7 +62,7 @@ export function registerDrain(
         settle();
       });
     }
-    return undefined;
+    done();
   });
 
   return {

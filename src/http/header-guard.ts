@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { safeHeaderValue, isHeaderSafe } from '../core/header-value.js';
 
 export function registerHeaderGuard(app: FastifyInstance): void {
-  app.addHook('onSend', async (_req, reply, payload) => {
+  // A callback hook: it runs for every response, and an async one costs a promise each time.
+  app.addHook('onSend', (_req, reply, payload, done) => {
     for (const [name, value] of Object.entries(reply.getHeaders())) {
       if (typeof value === 'string') {
         if (!isHeaderSafe(value)) reply.header(name, safeHeaderValue(value));
@@ -14,6 +15,6 @@ export function registerHeaderGuard(app: FastifyInstance): void {
         reply.header(name, value.map(safeHeaderValue));
       }
     }
-    return payload;
+    done(null, payload);
   });
 }

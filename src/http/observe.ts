@@ -55,11 +55,12 @@ export function registerObservation(
     if (resource) resource.runInAsyncScope(done);
     else done();
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     options.metrics.httpRequest({
       family: routeFamily(req, options.mcpPaths),
       status: reply.statusCode,
       seconds: reply.elapsedTime / 1000,
     });
+    done();
   });
 }

@@ -14,12 +14,13 @@ export function isApiPath(path: string): boolean {
 }
 
 export function registerApiSecurityHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', async (req, reply, payload) => {
+  // A callback hook: it runs for every response (MCP ones too), and an async one costs a promise.
+  app.addHook('onSend', (req, reply, payload, done) => {
     const path = req.routeOptions.url ?? req.url.split('?')[0] ?? '';
-    if (!isApiPath(path)) return payload;
+    if (!isApiPath(path)) return done(null, payload);
     reply.headers(API_SECURITY_HEADERS);
     // A route that means to be cached says so itself.
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
-    return payload;
+    done(null, payload);
   });
 }

@@ -140,17 +140,19 @@ export function createHttpServer(deps: HttpServerDeps): HttpServer {
     done(null, body),
   );
 
-  app.addHook('onRequest', async (req, reply) => {
+  // A callback hook (no promise per request); a refusal answers without calling done().
+  app.addHook('onRequest', (req, reply, done) => {
     // The routed path, not the raw URL: /%6Dcp routes to /mcp and must meet the same check.
     const path = req.routeOptions.url ?? '';
-    if (!paths.includes(path) && !path.startsWith('/api/')) return;
+    if (!paths.includes(path) && !path.startsWith('/api/')) return done();
     const origin = req.headers.origin;
     const problem = policy.check(req.headers.host, Array.isArray(origin) ? origin[0] : origin);
     if (problem) {
       logger.warn({ host: req.headers.host, origin }, 'request refused by the Host/Origin policy');
-      return refuse(req, reply, HTTP_REFUSALS.ORIGIN, `Forbidden: ${problem}`);
+      refuse(req, reply, HTTP_REFUSALS.ORIGIN, `Forbidden: ${problem}`);
+      return;
     }
-    return undefined;
+    done();
   });
 
   // RFC 9728 metadata: public, outside the guarded paths, so no hook refuses or limits it.

@@ -12,12 +12,18 @@ export interface Acceptance {
   readonly sse: boolean;
 }
 
+/** The last Accept header read and its verdict: a client sends the same one on every request. */
+let last: { header: string | undefined; acceptance: Acceptance } | null = null;
+
 export function acceptanceOf(req: FastifyRequest): Acceptance {
   const accept = req.headers.accept;
-  return {
+  if (last !== null && last.header === accept) return last.acceptance;
+  const acceptance: Acceptance = Object.freeze({
     json: accept === undefined || accepts(accept, 'application/json'),
     sse: accepts(accept, 'text/event-stream'),
-  };
+  });
+  last = { header: accept, acceptance };
+  return acceptance;
 }
 
 /** 406, naming the media types the Accept header must include. */
