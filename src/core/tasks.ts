@@ -49,7 +49,13 @@ export interface NewTask {
 /** How a task ends: only the first end counts (a cancelled task stays cancelled). */
 export type TaskEnd =
   | { status: 'completed'; result: Record<string, unknown>; statusMessage?: string }
-  | { status: 'failed'; error: Record<string, unknown>; statusMessage?: string }
+  | {
+      status: 'failed';
+      error: Record<string, unknown>;
+      /** 2025-11-25: a tool's own error result (isError), still what tasks/result answers. */
+      result?: Record<string, unknown>;
+      statusMessage?: string;
+    }
   | { status: 'cancelled'; statusMessage?: string };
 
 export interface TaskStore {
@@ -174,7 +180,7 @@ export function createMemoryTaskStore(now: () => number = Date.now): TaskStore {
         t.status = end.status;
         t.statusMessage = end.statusMessage ?? null;
         t.updatedAt = new Date(now());
-        if (end.status === 'completed') t.result = end.result;
+        if (end.status !== 'cancelled') t.result = end.result ?? null;
         if (end.status === 'failed') t.error = end.error;
       }
       return copy(t);

@@ -88,7 +88,7 @@ export function createStateTaskStore(db: Pick<StateDb, 'query'>): TaskStore {
           id,
           end.status,
           end.statusMessage ?? null,
-          end.status === 'completed' ? JSON.stringify(end.result) : null,
+          end.status !== 'cancelled' && end.result ? JSON.stringify(end.result) : null,
           end.status === 'failed' ? JSON.stringify(end.error) : null,
         ],
       );

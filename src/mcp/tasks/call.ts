@@ -15,7 +15,7 @@ import { isObject, RpcCodes, RpcError } from '../jsonrpc.js';
 import type { FeatureOptions, RequestScope, Shared } from '../methods/shared.js';
 import { declaresTasks, missingTasksCapability, noTaskOwner, taskOwner } from './methods.js';
 import type { TaskService } from './service.js';
-import { legacyTask, modernTask } from './wire.js';
+import { legacyTask, modernTask, RELATED_TASK } from './wire.js';
 
 /**
  * Null: answer directly. Otherwise a task, with the ttl the client asked for. Throws when the
@@ -89,6 +89,23 @@ function askThroughTask(
   };
 }
 
+/** The text of an error result, for the failed task's status message (bounded). */
+function errorText(result: { content?: unknown }): string {
+  const blocks = Array.isArray(result.content) ? (result.content as { text?: unknown }[]) : [];
+  const text = blocks
+    .map((b) => (typeof b.text === 'string' ? b.text : ''))
+    .join(' ')
+    .trim();
+  return (text || 'The tool answered with an error.').slice(0, 1000);
+}
+
+/** A notification's params with `_meta[RELATED_TASK]` naming the task. */
+function relatedTo(params: Record<string, unknown> | undefined, taskId: string) {
+  const p = params ?? {};
+  const meta = isObject(p['_meta']) ? p['_meta'] : {};
+  return { ...p, _meta: { ...meta, [RELATED_TASK]: { taskId } } };
+}
+
 /** Creates the task and starts its work; the answer is the task handle in the era's form. */
 export async function startToolTask(
   options: FeatureOptions,
@@ -120,7 +137,8 @@ export async function startToolTask(
         session,
         principal,
         inFlight: null,
-        notify: (method, p) => session?.notify(method, p),
+        // Progress and log messages of the task's work name the task they belong to.
+        notify: (method, p) => session?.notify(method, relatedTo(p, taskId)),
         request: (method, p, s) => scope.channel.request(method, p, s),
         signal,
       };
@@ -155,14 +173,30 @@ export async function startToolTask(
         });
         switch (outcome.kind) {
           case 'ok':
+            // 2025-11-25: a result with isError fails the task (as a tool error does below).
+            if (legacy && outcome.result.isError === true) {
+              return {
+                status: 'failed',
+                statusMessage: errorText(outcome.result),
+                error: { code: RpcCodes.INTERNAL_ERROR, message: errorText(outcome.result) },
+                result: { ...outcome.result },
+              };
+            }
             return { status: 'completed', result: { ...outcome.result } };
-          case 'tool-error':
-            return {
-              status: 'completed',
-              result: {
-                ...toolErrorResult(outcome.error, outcome.spec.outputSchema !== undefined),
-              },
+          case 'tool-error': {
+            const result = {
+              ...toolErrorResult(outcome.error, outcome.spec.outputSchema !== undefined),
             };
+            // 2025-11-25: a tool result with isError fails the task (tasks/result still answers
+            // that result); the 2026-07-28 extension inlines it in a completed task.
+            if (!legacy) return { status: 'completed', result };
+            return {
+              status: 'failed',
+              statusMessage: outcome.error.message,
+              error: { code: RpcCodes.INTERNAL_ERROR, message: outcome.error.message },
+              result,
+            };
+          }
           case 'internal':
             return {
               status: 'failed',

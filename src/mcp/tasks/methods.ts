@@ -99,7 +99,8 @@ export function taskMethods(tasks: TaskService): TaskMethods {
         : await tasks.waitEnd(task.id, task.owner, signal);
       if (!ended) throw unknownTask(task.id);
       const related = { [RELATED_TASK]: { taskId: ended.id } };
-      if (ended.status === 'completed' && ended.result) {
+      // A 2025-11-25 task whose tool answered isError is failed, and its result is that answer.
+      if ((ended.status === 'completed' || ended.status === 'failed') && ended.result) {
         const meta = isObject(ended.result['_meta']) ? ended.result['_meta'] : {};
         return { ...ended.result, _meta: { ...meta, ...related } };
       }
