@@ -7,7 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realPostgres, throwawayDatabase, withClient } from '../helpers/postgres.js';
+import {
+  activeStatements as activeStatementsOf,
+  realPostgres,
+  throwawayDatabase,
+} from '../helpers/postgres.js';
 import {
   modernRequest,
   postRpc,
@@ -22,17 +26,8 @@ const pg = await realPostgres(SUITE);
 const EXTENSION = 'io.modelcontextprotocol/tasks';
 const CAPS = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXTENSION]: {} } } };
 
-/** How many backends are running a statement that contains `marker`. */
-function activeStatements(marker: string): Promise<number> {
-  return withClient(pg!.adminUrl, async (c) => {
-    const { rows } = await c.query(
-      `SELECT count(*)::int AS n FROM pg_stat_activity
-       WHERE query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid() AND state = 'active'`,
-      [marker],
-    );
-    return rows[0].n as number;
-  });
-}
+const activeStatements = (marker: string): Promise<number> =>
+  activeStatementsOf(pg!.adminUrl, marker);
 
 describe.skipIf(!pg)('task lifecycle (built server, PostgreSQL state)', () => {
   const state = pg ? throwawayDatabase(pg, 'pgmcp_tasks_life_state') : { name: '', url: '' };

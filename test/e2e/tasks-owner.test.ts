@@ -13,7 +13,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeIssuer, type FakeIssuer } from '../helpers/issuer.js';
-import { realPostgres, throwawayDatabase, withClient } from '../helpers/postgres.js';
+import {
+  activeStatements as activeStatementsOf,
+  realPostgres,
+  throwawayDatabase,
+  withClient,
+} from '../helpers/postgres.js';
 import {
   modernRequest,
   postRpc,
@@ -27,17 +32,8 @@ const pg = await realPostgres(SUITE);
 const EXTENSION = 'io.modelcontextprotocol/tasks';
 const MAX_STORED = 6;
 
-/** How many backends are running a statement that contains `marker`. */
-function activeStatements(marker: string): Promise<number> {
-  return withClient(pg!.adminUrl, async (c) => {
-    const { rows } = await c.query(
-      `SELECT count(*)::int AS n FROM pg_stat_activity
-       WHERE query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid() AND state = 'active'`,
-      [marker],
-    );
-    return rows[0].n as number;
-  });
-}
+const activeStatements = (marker: string): Promise<number> =>
+  activeStatementsOf(pg!.adminUrl, marker);
 
 describe.skipIf(!pg)('task owners and limits (built server, PostgreSQL state, OAuth)', () => {
   const state = pg ? throwawayDatabase(pg, 'pgmcp_tasks_owner_state') : { name: '', url: '' };

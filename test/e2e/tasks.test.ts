@@ -11,7 +11,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realPostgres, throwawayDatabase, withClient } from '../helpers/postgres.js';
+import {
+  activeStatements as activeStatementsOf,
+  realPostgres,
+  throwawayDatabase,
+} from '../helpers/postgres.js';
 import {
   modernRequest,
   PGMCP_BIN,
@@ -24,17 +28,8 @@ import {
 const SUITE = 'test/e2e/tasks.test.ts';
 const pg = await realPostgres(SUITE);
 
-/** How many backends are running a statement that contains `marker` (the task's query). */
-function activeStatements(marker: string): Promise<number> {
-  return withClient(pg!.adminUrl, async (c) => {
-    const { rows } = await c.query(
-      `SELECT count(*)::int AS n FROM pg_stat_activity
-       WHERE query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid() AND state = 'active'`,
-      [marker],
-    );
-    return rows[0].n as number;
-  });
-}
+const activeStatements = (marker: string): Promise<number> =>
+  activeStatementsOf(pg!.adminUrl, marker);
 const EXTENSION = 'io.modelcontextprotocol/tasks';
 const MAX_TTL_MS = 120_000;
 

@@ -338,3 +338,15 @@ export function throwawayDatabase(
   });
   return { name, url: u.toString() };
 }
+
+/** How many other backends are running a statement that contains `marker` (admin connection). */
+export function activeStatements(adminUrl: string, marker: string): Promise<number> {
+  return withClient(adminUrl, async (c) => {
+    const { rows } = await c.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid() AND state = 'active'`,
+      [marker],
+    );
+    return rows[0]!.n;
+  });
+}

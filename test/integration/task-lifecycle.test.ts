@@ -10,6 +10,7 @@ import { createTaskService, type TaskService } from '../../src/mcp/tasks/service
 import { openStateDatabase, type StateDb } from '../../src/state/index.js';
 import { createStateTaskStore } from '../../src/state/task-store.js';
 import {
+  activeStatements as activeStatementsOf,
   realPostgres,
   throwawayDatabase,
   withClient,
@@ -18,17 +19,8 @@ import {
 
 const info = await realPostgres('task lifecycle on PostgreSQL');
 
-/** How many backends are running a statement that contains `marker`. */
-function activeStatements(marker: string): Promise<number> {
-  return withClient(info!.adminUrl, async (c) => {
-    const { rows } = await c.query(
-      `SELECT count(*)::int AS n FROM pg_stat_activity
-       WHERE query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid() AND state = 'active'`,
-      [marker],
-    );
-    return rows[0].n as number;
-  });
-}
+const activeStatements = (marker: string): Promise<number> =>
+  activeStatementsOf(info!.adminUrl, marker);
 
 /** A task's work: a long pg_sleep, cancelled in PostgreSQL when the task's signal aborts. */
 async function sleepQuery(marker: string, signal: AbortSignal): Promise<TaskEnd> {
