@@ -5,7 +5,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realPostgres } from '../helpers/postgres.js';
+import { request } from 'node:http';
+import { activeStatements, realPostgres } from '../helpers/postgres.js';
 import { serverEnv, startHttpServer, type HttpServer } from '../helpers/server.js';
 
 const pg = await realPostgres('test/e2e/concurrent-calls.test.ts (calls in flight)');
@@ -40,5 +41,33 @@ describe.skipIf(!pg)('a server with many calls in flight', () => {
       expect(JSON.stringify(r.structuredContent)).toContain(`[${i},`);
     });
     expect(server.stderr()).not.toMatch(/MaxListenersExceeded|memory leak/);
+  });
+
+  it('a sessionless call whose client goes away stops its query in PostgreSQL', async () => {
+    const marker = `gone_${Date.now()}`;
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'query_database',
+        arguments: { query: `select pg_sleep(30) as ${marker}` },
+      },
+    });
+    const req = request(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+    });
+    req.on('error', () => undefined);
+    req.end(body);
+    const running = async (): Promise<number> => activeStatements(pg!.adminUrl, marker);
+    for (let i = 0; i < 200 && (await running()) === 0; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(await running()).toBe(1);
+    req.destroy();
+    // Nothing keeps the answer of a request without a session: the query is cancelled.
+    for (let i = 0; i < 200 && (await running()) > 0; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(await running()).toBe(0);
   });
 });

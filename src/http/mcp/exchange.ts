@@ -67,7 +67,13 @@ export function exchangeFor(
     forwarded,
   });
   if (place.kind === 'stateless') {
-    return exchange(() => statelessChannel(place.session, req.principal));
+    // Nothing keeps the answer of a request without a session: a client that goes away ends
+    // the work (a query, a tasks/result wait) instead of leaving it to run for nobody.
+    const gone = new AbortController();
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) gone.abort(new Error('client closed the connection'));
+    });
+    return exchange(() => statelessChannel(place.session, req.principal, gone.signal));
   }
   switch (incoming.kind) {
     case 'request': {

@@ -59,11 +59,16 @@ export function statelessSession(
 }
 
 /** The request's handle: no stream to carry progress, log messages or requests to the client. */
-export function statelessChannel(session: Session, principal: Principal): RequestChannel {
+export function statelessChannel(
+  session: Session,
+  principal: Principal,
+  signal?: AbortSignal,
+): RequestChannel {
   return {
     session,
     principal,
     inFlight: null,
+    ...(signal ? { signal } : {}),
     // Progress and log messages are dropped.
     notify: () => undefined,
     request: () =>

@@ -26,8 +26,13 @@ const STOPPING = new Error('The server shut down before the task ended.');
 const STOP_SETTLE_MS = 3_000;
 /** The shortest ttl granted: a smaller one asked for is raised to it (within tasks.maxTtlMs). */
 export const MIN_TTL_MS = 60_000;
-/** How often tasks/result looks at a task that runs on another instance. */
-const WAIT_POLL_MS = 250;
+/**
+ * How often a wait looks at the store for a task that runs on another instance (tasks/result)
+ * or for answers (a task waiting for input): soon at first, then less and less often.
+ */
+const WAIT_FIRST_MS = 100;
+const WAIT_MAX_MS = 2_000;
+const nextWait = (ms: number): number => Math.min(WAIT_MAX_MS, ms * 2);
 
 export interface TaskServiceOptions {
   /** tasks.maxTtlMs: no task is kept longer; also the ttl of a task that asked for none. */
@@ -261,13 +266,13 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       const keyOf = (key: string): string => (round === 1 ? key : `${key}.${round}`);
       const wire = Object.fromEntries(Object.entries(requests).map(([k, r]) => [keyOf(k), r]));
       await store.askInput(id, wire);
-      for (;;) {
+      for (let wait = WAIT_FIRST_MS; ; wait = nextWait(wait)) {
         signal.throwIfAborted();
         const taken = await store.takeInput(id, Object.keys(wire));
         if (taken)
           return Object.fromEntries(Object.keys(requests).map((k) => [k, taken[keyOf(k)]]));
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, WAIT_POLL_MS);
+          const timer = setTimeout(done, wait);
           function done(): void {
             clearTimeout(timer);
             signal.removeEventListener('abort', done);
@@ -285,13 +290,13 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     },
 
     async waitEnd(id, owner, signal) {
-      for (;;) {
+      for (let wait = WAIT_FIRST_MS; ; wait = nextWait(wait)) {
         signal?.throwIfAborted();
         const task = await service.get(id, owner);
         if (!task || isTerminal(task.status)) return task;
         const local = running.get(id);
         await new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(done, local ? 60_000 : WAIT_POLL_MS);
+          const timer = setTimeout(done, local ? 60_000 : wait);
           function done(): void {
             clearTimeout(timer);
             signal?.removeEventListener('abort', onAbort);
