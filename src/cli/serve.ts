@@ -2,7 +2,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
-import type { Drain } from '../http/drain.js';
 import { listenProblem, probeListen } from '../http/listen-probe.js';
 import { isLoopbackAddress } from '../http/origin.js';
 import { startStdioServer, type StdioServer } from '../mcp/stdio.js';
@@ -12,6 +11,7 @@ import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/database.js';
 import type { Dispatcher } from '../mcp/dispatcher.js';
 import { createApp, type App } from './app.js';
+import { drainHttp } from './drain-http.js';
 import { auditToolCalls } from './audit-tool-calls.js';
 import type { HttpService } from './http-service.js';
 import type { MetricsService } from './metrics-serve.js';
@@ -310,30 +310,6 @@ export async function serve(
  * subscription streams ended, the calls in flight given `timeoutMs` to finish; those still
  * running then are cancelled (in PostgreSQL too) and given a moment to answer so.
  */
-async function drainHttp(drain: Drain, app: App, timeoutMs: number, logger: Logger): Promise<void> {
-  drain.start();
-  app.shutdown.abort();
-  // Tasks running here get the same time; those left are failed ("the server shut down").
-  const tasksDrained = app.tasks.drain(timeoutMs);
-  const wait = (ms: number): Promise<boolean> =>
-    Promise.race([
-      drain.idle().then(() => true),
-      new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref()),
-    ]);
-  if (await wait(timeoutMs)) return tasksDrained;
-  logger.warn(
-    { inFlight: drain.inFlight, shutdownTimeoutMs: timeoutMs },
-    'calls still running at server.shutdownTimeoutMs: cancelling them',
-  );
-  // Tasks still running are stopped first (at once), so they end "the server shut down" rather
-  // than with the cancelled call's error.
-  const tasksStopped = app.tasks.drain(0);
-  app.stopCalls.abort(new Error('the server is shutting down'));
-  await wait(CANCEL_SETTLE_MS);
-  await Promise.all([tasksDrained, tasksStopped]);
-}
-/** How long cancelled calls get to send their answers before the server closes. */
-const CANCEL_SETTLE_MS = 3_000;
 
 /** Fails with a message that says what to do when the HTTP address cannot be bound. */
 async function ensureListenable(host: string, port: number): Promise<void> {
