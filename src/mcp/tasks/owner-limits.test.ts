@@ -87,6 +87,18 @@ describe('task service bounds', () => {
     await tasks.close();
   });
 
+  it('holds the running limit against many starts at once', async () => {
+    const tasks = createTaskService({ maxTtlMs: 600_000, maxRunningPerCaller: 2 });
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 10 }, () =>
+        tasks.start({ owner: 'o', tool: 't', run: (signal) => untilStopped(signal) }),
+      ),
+    );
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(2);
+    expect(await tasks.list('o', 0, 20)).toHaveLength(2);
+    await tasks.close();
+  });
+
   it('a working task past its ttl is still seen and can be cancelled; the sweep keeps it', async () => {
     let now = Date.now();
     const store = createMemoryTaskStore(() => now);

@@ -154,6 +154,9 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
    * Counted in the store, so the bounds hold across instances; two instances creating at the
    * same moment may each pass the count (a small overshoot, documented).
    */
+  let closing: Promise<void> | null = null;
+  /** Per owner, the last start still between its limit check and its insert. */
+  const starting = new Map<string, Promise<unknown>>();
   const checkLimits = async (owner: string): Promise<void> => {
     const counts = await store.countOwned(owner, staleMs);
     for (const { key, max, of } of limits) {
@@ -191,14 +194,25 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
             : options.maxTtlMs,
         ),
       );
-      await checkLimits(input.owner);
-      const created = await store.create({
-        id: randomUUID(),
-        owner: input.owner,
-        tool: input.tool,
-        ttlMs,
-        pollIntervalMs,
-        instance,
+      // One owner's starts on this instance take turns between the count and the insert, so
+      // concurrent requests cannot all pass the same count (instances may still overlap).
+      const owner = input.owner;
+      const mine = (starting.get(owner) ?? Promise.resolve())
+        .catch(() => undefined)
+        .then(async () => {
+          await checkLimits(owner);
+          return store.create({
+            id: randomUUID(),
+            owner,
+            tool: input.tool,
+            ttlMs,
+            pollIntervalMs,
+            instance,
+          });
+        });
+      starting.set(owner, mine);
+      const created = await mine.finally(() => {
+        if (starting.get(owner) === mine) starting.delete(owner);
       });
       const stop = new AbortController();
       const work = async (): Promise<void> => {
@@ -323,12 +337,16 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       await within(STOP_SETTLE_MS);
     },
 
-    async close() {
-      if (sweeping !== null) clearInterval(sweeping);
-      sweeping = null;
-      await service.drain(0);
-      if (beat !== null) clearInterval(beat);
-      beat = null;
+    close() {
+      // Once: the HTTP server closes the tasks before the app does it again.
+      closing ??= (async () => {
+        if (sweeping !== null) clearInterval(sweeping);
+        sweeping = null;
+        await service.drain(0);
+        if (beat !== null) clearInterval(beat);
+        beat = null;
+      })();
+      return closing;
     },
   };
   return service;
