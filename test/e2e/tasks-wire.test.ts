@@ -66,6 +66,25 @@ describe.skipIf(!pg)('2025-11-25 tasks on the wire (SDK v1 client)', () => {
     }
   });
 
+  it('a query that fails as a task fails the task, with the tool error as its result', async () => {
+    const client = await connect();
+    try {
+      const messages = await stream(client, 'query_database', {
+        query: 'SELECT * FROM no_such_table_for_tasks',
+      });
+      const taskId = messages.find((m) => m.type === 'taskCreated').task.taskId as string;
+      const task = await client.experimental.tasks.getTask(taskId);
+      expect(task.status).toBe('failed');
+      expect(task.statusMessage).toContain('no_such_table_for_tasks');
+      const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+      expect(result.isError).toBe(true);
+      expect(JSON.stringify(result.content)).toContain('no_such_table_for_tasks');
+      expect(result._meta?.[RELATED]).toEqual({ taskId });
+    } finally {
+      await client.close();
+    }
+  });
+
   it("the task's log and progress notifications carry the related-task _meta", async () => {
     const seen: any[] = [];
     const logs = () => seen.filter((n) => n.method === 'notifications/message');

@@ -99,6 +99,22 @@ function errorText(result: { content?: unknown }): string {
   return (text || 'The tool answered with an error.').slice(0, 1000);
 }
 
+/**
+ * How a tool's result ends its task. 2025-11-25: a result with isError fails the task (its
+ * text the status message) and tasks/result still answers that result; the 2026-07-28
+ * extension inlines any result in a completed task.
+ */
+function resultEnd(result: Record<string, unknown>, legacy: boolean): TaskEnd {
+  if (!legacy || result['isError'] !== true) return { status: 'completed', result };
+  const message = errorText(result);
+  return {
+    status: 'failed',
+    statusMessage: message,
+    error: { code: RpcCodes.INTERNAL_ERROR, message },
+    result,
+  };
+}
+
 /** A notification's params with `_meta[RELATED_TASK]` naming the task. */
 function relatedTo(params: Record<string, unknown> | undefined, taskId: string) {
   const p = params ?? {};
@@ -173,30 +189,12 @@ export async function startToolTask(
         });
         switch (outcome.kind) {
           case 'ok':
-            // 2025-11-25: a result with isError fails the task (as a tool error does below).
-            if (legacy && outcome.result.isError === true) {
-              return {
-                status: 'failed',
-                statusMessage: errorText(outcome.result),
-                error: { code: RpcCodes.INTERNAL_ERROR, message: errorText(outcome.result) },
-                result: { ...outcome.result },
-              };
-            }
-            return { status: 'completed', result: { ...outcome.result } };
-          case 'tool-error': {
-            const result = {
-              ...toolErrorResult(outcome.error, outcome.spec.outputSchema !== undefined),
-            };
-            // 2025-11-25: a tool result with isError fails the task (tasks/result still answers
-            // that result); the 2026-07-28 extension inlines it in a completed task.
-            if (!legacy) return { status: 'completed', result };
-            return {
-              status: 'failed',
-              statusMessage: outcome.error.message,
-              error: { code: RpcCodes.INTERNAL_ERROR, message: outcome.error.message },
-              result,
-            };
-          }
+            return resultEnd({ ...outcome.result }, legacy);
+          case 'tool-error':
+            return resultEnd(
+              { ...toolErrorResult(outcome.error, outcome.spec.outputSchema !== undefined) },
+              legacy,
+            );
           case 'internal':
             return {
               status: 'failed',
