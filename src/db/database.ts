@@ -9,7 +9,7 @@ import { createCallSession, type CallSession } from './call-session.js';
 import { createSessionSettings } from './session-settings.js';
 import type { EmbeddedDatabase } from './embedded/index.js';
 import type { DatabaseOptions } from './database-options.js';
-import { fromPgError } from './errors.js';
+import { fromPgError, lostConnection } from './errors.js';
 import { createPoolGate } from './pool-gate.js';
 import {
   CANCEL_GRACE_MS,
@@ -20,7 +20,6 @@ import {
 } from './interrupt.js';
 import {
   connectionLostError,
-  lostConnection,
   singleTarget,
   targetsOfUrl,
   type HostPool,

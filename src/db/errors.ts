@@ -157,7 +157,10 @@ export function fromPgError(error: unknown, context: FailureContext = {}): AppEr
   if (isPgError(error) && socketCode(error) === undefined) {
     const code = error.code as string;
     const details: Record<string, unknown> = { sqlstate: code };
-    const state = serverStateAnswer(code, context);
+    // A protocol violation answered as an ERROR (a Bind with the wrong number of values) is
+    // the statement's fault: the session is intact (lostConnection agrees).
+    const bindRefused = code === '08P01' && (error as { severity?: string }).severity === 'ERROR';
+    const state = bindRefused ? null : serverStateAnswer(code, context);
     if (state) {
       // The server's own text and detail stay in the log: a deadlock's detail quotes other
       // sessions' statements.
@@ -256,4 +259,18 @@ export function describeDbError(error: AppError, query?: string): string {
     lines.push(`LINE: ${line}`, `      ${' '.repeat(position - 1 - lineStart)}^`);
   }
   return lines.join('\n');
+}
+
+/**
+ * The connection itself failed (as opposed to a statement): the server shut down, crashed,
+ * restarted, or the network dropped. Any connection to that server is suspect. Not a protocol
+ * violation answered as an ERROR (a Bind with the wrong number of values): the session stays.
+ */
+export function lostConnection(error: unknown): boolean {
+  if (isPgError(error) && !isConnectionError(error)) {
+    const { code, severity } = error as { code: string; severity?: string };
+    if (code === '08P01' && severity === 'ERROR') return false;
+    return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03';
+  }
+  return isConnectionError(error);
 }

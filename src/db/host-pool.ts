@@ -14,7 +14,13 @@ import {
 import { AppError, ErrorCodes } from '../core/errors.js';
 import { driverUrl } from './driver-url.js';
 import { serverStateAnswer } from './server-states.js';
-import { connectFailure, connectionReason, isConnectionError, isPgError } from './errors.js';
+import {
+  connectFailure,
+  connectionReason,
+  isConnectionError,
+  isPgError,
+  lostConnection,
+} from './errors.js';
 
 export interface HostTarget {
   /** `host:port`, for messages and logs (never a password). */
@@ -312,18 +318,6 @@ function rethrow(error: unknown): never {
 
 function reasonOf(error: unknown): string {
   return error instanceof NotWanted ? error.message : connectionReason(error);
-}
-
-/**
- * The connection itself failed (as opposed to a statement): the server shut down, crashed,
- * restarted, or the network dropped. Any connection to that server is suspect.
- */
-export function lostConnection(error: unknown): boolean {
-  if (isPgError(error) && !isConnectionError(error)) {
-    const code = (error as { code: string }).code;
-    return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03';
-  }
-  return isConnectionError(error);
 }
 
 /**

@@ -34,6 +34,8 @@ export interface GuardResult {
   ctes: string[];
   /** Column references as written: ['t', 'email'], ['email'], ['t', '*'], ['*']. */
   columns: string[][];
+  /** The highest `$n` placeholder the statement uses (0: none): how many params it needs. */
+  params: number;
 }
 
 export const DEFAULT_DENIED_FUNCTIONS: readonly string[] = [
@@ -193,6 +195,7 @@ interface Walk {
   into: boolean;
   /** Names after a dot (`x.name`, `(expr).name`): PostgreSQL may read them as name(x). */
   attributes: string[];
+  params: number;
 }
 
 function walk(node: unknown, out: Walk): void {
@@ -238,6 +241,8 @@ function walk(node: unknown, out: Walk): void {
     } else if (key === 'CommonTableExpr' && typeof value === 'object' && value !== null) {
       const name = (value as { ctename?: string }).ctename;
       if (name) out.ctes.push(name);
+    } else if (key === 'ParamRef' && typeof value === 'object' && value !== null) {
+      out.params = Math.max(out.params, (value as { number?: number }).number ?? 0);
     } else if (key === 'lockingClause') out.locking = true;
     else if (key === 'intoClause') out.into = true;
     walk(value, out);
@@ -341,6 +346,7 @@ function judge(sql: string, options: GuardOptions): GuardResult {
     locking: false,
     into: false,
     attributes: [],
+    params: 0,
   };
   walk(body, out);
   const isDenied = deniedMatcher(options.deniedFunctions);
@@ -386,6 +392,7 @@ function judge(sql: string, options: GuardOptions): GuardResult {
     functions: [...new Set(out.functions)],
     ctes: out.ctes,
     columns: out.columns,
+    params: out.params,
   };
   trees.set(verdict, { sql, tree });
   return verdict;

@@ -107,6 +107,28 @@ describe.skipIf(!pg)('PostgreSQL conditions reach an MCP client as clear tool er
         expect(JSON.stringify(result)).not.toContain('secret_of_another_session');
       });
 
+      it('a wrong number of params: PGMCP301 saying how many, never "database unavailable"', async () => {
+        const logged = server.stderr().length;
+        for (const [params, words] of [
+          [undefined, /placeholders up to \$1, so params needs 1 value .*; it has 0\./],
+          [[1, 2], /placeholders up to \$1, so params needs 1 value .*; it has 2\./],
+        ] as const) {
+          const result = await connection.callTool('query_database', {
+            query: 'SELECT $1::int AS n',
+            ...(params ? { params } : {}),
+          });
+          expect(result.isError, textOf(result)).toBe(true);
+          expect(codeOf(result)).toBe('PGMCP301');
+          expect(textOf(result)).toMatch(words);
+        }
+        const next = await connection.callTool('query_database', {
+          query: 'SELECT $1::int AS n',
+          params: [5],
+        });
+        expect(next.isError, textOf(next)).toBeFalsy();
+        expect(server.stderr().slice(logged)).not.toMatch(/connection lost|host/);
+      });
+
       it('42501: PGMCP211, what was denied and what to do', async () => {
         const result = await query('SELECT * FROM fault_private');
         expect(codeOf(result)).toBe('PGMCP211');

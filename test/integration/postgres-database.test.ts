@@ -215,6 +215,31 @@ describe.each(targets)('database layer on %s', (_name, setup, skip) => {
       ).toEqual([['', `${TIMEOUT_MS}ms`]]);
     });
 
+    it('one value per placeholder: a wrong count is the caller’s error, and the connection stays', async () => {
+      await expect(call({ query: 'select $1::int as n', params: [] })).rejects.toThrow(
+        /placeholders up to \$1, so params needs 1 value \(\$1 is params\[0\]\); it has 0/,
+      );
+      await expect(call({ query: 'select $2::int as n', params: [7] })).rejects.toMatchObject({
+        code: ErrorCodes.TOOL_INPUT_INVALID,
+        details: { placeholders: 2, params: 1 },
+      });
+      await expect(call({ query: 'select 1 as n', params: [1, 2] })).rejects.toThrow(
+        /no \$1, \$2 … placeholders, but params has 2 values/,
+      );
+      expect(await rows('select $1::int + $2::int', [1, 2])).toEqual([[3]]);
+      // Past the parser (a generated call gone wrong): PostgreSQL refuses the Bind with an
+      // ERROR (08P01), which leaves the session as it was: not "database unavailable".
+      const pid = async () => (await rows('select pg_backend_pid()'))[0]![0];
+      const before = await pid();
+      const refused = await s.db.runStatement({ ...direct(), sql: 'select $1::int' }).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(refused).toMatchObject({ code: ErrorCodes.DB_QUERY_FAILED });
+      expect(String((refused as Error).message)).toMatch(/bind message supplies 0 parameters/);
+      expect(await pid()).toBe(before);
+    });
+
     it('stops a statement at the timeout and says so', async () => {
       const started = Date.now();
       await expect(call({ query: 'select pg_sleep(10)' })).rejects.toMatchObject({

@@ -7,7 +7,7 @@
 //             row cap and a byte cap;
 //   format  — TSV for the model, structuredContent for programs (query-format).
 // Every lookup runs on the call's own connection, under the call's role and identity.
-import { AppError, isAppError } from '../../core/errors.js';
+import { AppError, ErrorCodes, isAppError } from '../../core/errors.js';
 import type { ToolResult } from '../../core/content.js';
 import type { Signer } from '../../core/signed.js';
 import type { NonceLedger } from '../../core/used-nonces.js';
@@ -225,6 +225,7 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
           await loadSqlParser(); // loaded once, at the first statement
           return checkStatement(query, { allowWrites, deniedFunctions: options.deniedFunctions });
         });
+        if (params.length !== guard.params) throw paramsMismatch(guard.params, params.length);
         const readOnly = guard.kind === 'read' || !allowWrites;
         if (guard.kind === 'write' && nonce === null) {
           // A write not yet confirmed: the policy and the estimate on a read-only connection,
@@ -298,4 +299,16 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
       }
     },
   };
+}
+
+/** PostgreSQL wants exactly one value per placeholder: said before a round trip is spent. */
+function paramsMismatch(needed: number, given: number): AppError {
+  const message =
+    needed === 0
+      ? `The query has no $1, $2 … placeholders, but params has ${given} value${given === 1 ? '' : 's'}: leave params out, or use the placeholders in the query.`
+      : `The query uses placeholders up to $${needed}, so params needs ${needed} value${needed === 1 ? '' : 's'} ($1 is params[0]); it has ${given}.`;
+  return new AppError(ErrorCodes.TOOL_INPUT_INVALID, message, {
+    category: 'input',
+    details: { placeholders: needed, params: given },
+  });
 }
