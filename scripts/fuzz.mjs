@@ -1,5 +1,6 @@
-// `npm run fuzz -- [seconds] [seed]`: the fuzz suite (test/e2e/fuzz.test.ts) for longer than the
-// test suite's run (default 300 s, shared between its properties), on the built server. A failure
+// `npm run fuzz -- [seconds] [seed]`: the fuzz suites (test/e2e/fuzz.test.ts, and fuzz-auth.test.ts
+// with authentication required) for longer than the test suite's run (default 300 s each, shared
+// between its properties), on the built server. A failure
 // prints the counterexample and its seed; pass the seed back to replay it.
 import { spawnSync } from 'node:child_process';
 
@@ -16,6 +17,7 @@ const run = spawnSync(
     'vitest',
     'run',
     'test/e2e/fuzz.test.ts',
+    'test/e2e/fuzz-auth.test.ts',
     '--maxWorkers=1',
     `--testTimeout=${(Number(seconds) + 120) * 1000}`,
   ],
