@@ -1,4 +1,5 @@
 // `pgmcp serve`: stdio for desktop clients, Streamable HTTP for teams.
+import { isatty } from 'node:tty';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { redactConfig } from '../config/index.js';
@@ -146,7 +147,12 @@ export async function serve(
     // opening the app resolved them already; a reload then compares with nothing and refuses
   }
   let reloading = Promise.resolve();
+  // In a terminal, SIGHUP is the terminal closing: pgmcp stops as on SIGTERM. A SIGHUP sent while
+  // the terminal is still there (or with none: a service) reloads.
+  const terminals = [0, 1, 2].filter((fd) => isatty(fd));
   process.on('SIGHUP', () => {
+    if (terminals.length > 0 && terminals.every((fd) => !isatty(fd)))
+      return void stop(0, 'SIGHUP: the terminal closed');
     if (!reread || stopping) return;
     reloading = reloading.then(async () => {
       const { reloadConfig } = await import('./reload.js');
