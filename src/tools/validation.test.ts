@@ -19,4 +19,27 @@ describe('compileValidator', () => {
       expect(check({})).toEqual(["arguments must have required property 'n'"]);
     }
   });
+
+  it('says what a type error got: a nested list where an element was due, a string, null', () => {
+    const check = compileValidator(
+      {
+        type: 'object',
+        properties: {
+          vals: { type: 'array', items: { type: ['integer', 'null'] } },
+          'a/b': { type: 'integer' },
+          flag: { type: 'boolean' },
+        },
+      },
+      'tool t',
+    );
+    expect(check({ vals: [[1, 2], 3, 'x'] })).toEqual([
+      'arguments.vals.0 must be integer,null (got an array)',
+      'arguments.vals.2 must be integer,null (got a string)',
+    ]);
+    expect(check({ 'a/b': 1.5, flag: null })).toEqual([
+      'arguments.a~1b must be integer (got a number)',
+      'arguments.flag must be boolean (got null)',
+    ]);
+    expect(check([])).toEqual(['arguments must be object (got an array)']);
+  });
 });

@@ -94,8 +94,28 @@ export function compileValidator(
       const extra =
         e.keyword === 'additionalProperties'
           ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})`
-          : '';
+          : e.keyword === 'type'
+            ? ` (got ${kindOf(valueAt(value, e.instancePath))})`
+            : '';
       return `${where} ${e.message ?? 'is invalid'}${extra}`;
     });
   };
+}
+
+/** The value a JSON Pointer (an ajv instancePath) names inside `root`. */
+function valueAt(root: unknown, pointer: string): unknown {
+  let value = root;
+  for (const token of pointer.split('/').slice(1)) {
+    const key = token.replaceAll('~1', '/').replaceAll('~0', '~');
+    value = (value as Record<string, unknown> | undefined)?.[key];
+  }
+  return value;
+}
+
+/** What a type error got, in words: "an array", "a string", "null"… */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  const type = typeof value;
+  return type === 'object' || type === 'undefined' ? `an ${type}` : `a ${type}`;
 }

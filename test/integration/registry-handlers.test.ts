@@ -286,7 +286,7 @@ describe.skipIf(!info)('SQL handler registry', () => {
     const ctx = createFakeContext().ctx;
     expect((await shapedTool.call({ out: { n: 3 } }, ctx)).structuredContent).toEqual({ n: 3 });
     for (const [out, issue] of [
-      [{ n: 'notint' }, 'structuredContent.n must be integer'],
+      [{ n: 'notint' }, 'structuredContent.n must be integer (got a string)'],
       [{}, "structuredContent must have required property 'n'"],
       [null, 'structuredContent is missing'],
     ] as const) {

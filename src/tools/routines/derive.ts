@@ -163,6 +163,10 @@ export function deriveRoutine(
     }
     const type = types.get(arg.typeOid)!;
     const notes = [`PostgreSQL type ${type.sql}${arg.mode === 'variadic' ? ' (VARIADIC)' : ''}`];
+    // A result may have several dimensions (its outputSchema nests); an argument has one.
+    if (resolveDomain(types, arg.typeOid)?.kind === 'array') {
+      notes.push('a flat list, each item one element');
+    }
     if (arg.hasDefault) notes.push('optional: omit it for the default');
     const described = typeof schema['description'] === 'string' ? `${schema['description']} ` : '';
     properties[property] = { ...schema, description: `${described}${notes.join('; ')}.` };

@@ -148,13 +148,18 @@ export function schemaForType(
   if (!type) throw new UnsupportedTypeError(`oid ${oid}`);
   if (depth > 16) throw new UnsupportedTypeError(`${type.sql} (nested too deeply)`);
   switch (type.kind) {
-    case 'array':
-      return {
-        type: 'array',
-        items: nullable(
-          schemaForType(types, type.elementOid!, direction, typmod, true, depth + 1, inJson),
-        ),
-      };
+    case 'array': {
+      const element = schemaForType(
+        types,
+        type.elementOid!,
+        direction,
+        typmod,
+        true,
+        depth + 1,
+        inJson,
+      );
+      return arraySchema(nullable(element), direction);
+    }
     case 'enum':
       if (direction === 'output' && type.jsonCast === true) return jsonCastSchema(type);
       return { type: 'string', enum: [...type.labels] };
@@ -179,6 +184,31 @@ export function schemaForType(
     default:
       return baseSchema(type, typmod, direction, nested, inJson);
   }
+}
+
+/** PostgreSQL's limit on the dimensions of an array value (MAXDIM). */
+export const MAX_ARRAY_DIMENSIONS = 6;
+
+/**
+ * An array of `item`. Whatever its declared type, an array value may have up to six dimensions
+ * ('{{1,2},{3,4}}' is an int[]), and a result comes back as nested JSON arrays: each level's
+ * items are then an element or a deeper array, spelled out level by level (no $ref, which some
+ * clients do not resolve). Arguments stay one-dimensional: each item is one element.
+ */
+function arraySchema(item: JsonSchema, direction: Direction): JsonSchema {
+  if (direction === 'input' || acceptsAnything(item)) return { type: 'array', items: item };
+  // The deeper levels repeat the element without its description.
+  const { description: _, ...bare } = item;
+  let deeper: JsonSchema = { type: 'array', items: bare };
+  for (let level = MAX_ARRAY_DIMENSIONS - 1; level > 1; level--) {
+    deeper = { type: 'array', items: { anyOf: [bare, deeper] } };
+  }
+  return { type: 'array', items: { anyOf: [item, deeper] } };
+}
+
+/** A schema that constrains nothing (json, a type with a cast to json): arrays included. */
+function acceptsAnything(schema: JsonSchema): boolean {
+  return Object.keys(schema).every((key) => key === 'description' || key === 'title');
 }
 
 /** A result to_json writes through the type's own cast to json: whatever JSON that makes. */
