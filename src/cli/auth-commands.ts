@@ -2,7 +2,9 @@
 // take the options of `serve` and reach the same state database: with the embedded default
 // and a server running on the data directory, through that server's socket (the server holds
 // the directory), otherwise by starting the embedded database for the length of the command.
+import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { openAuth, parseLifetime, type Authenticator, type ChangeContext } from '../auth/index.js';
 import { createSigningKeys } from '../state/oauth/signing-keys.js';
@@ -34,6 +36,12 @@ async function withAuth<T>(
   work: (auth: Authenticator) => Promise<T>,
 ): Promise<T> {
   const logger: Logger = createLogger(logLevel ?? 'warn');
+  if (config.state.url === null && !existsSync(config.embedded.dataDir)) {
+    // Run from another directory than the server's, the default `.pgmcp/data` is a new one.
+    note(
+      `pgmcp: no state database in ${resolve(config.embedded.dataDir)} yet; creating one there. A server started elsewhere keeps its own: run this where the server runs, or pass --data-dir (or state.url).`,
+    );
+  }
   const auth = await openAuth(config, { logger });
   logger.debug({ state: auth.db.description, mode: auth.db.mode }, 'state database open');
   try {

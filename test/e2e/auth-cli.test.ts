@@ -60,6 +60,11 @@ describe('pgmcp token with the embedded state database', () => {
     const token = created.stdout.trim();
     expect(token).toMatch(/^pgmcp_[A-Za-z0-9_-]{43}$/);
     expect(created.stderr).toContain('shown only this once');
+    // A data directory that did not exist: the operator hears a new state database was made.
+    expect(created.stderr).toContain(`no state database in ${dir} yet; creating one there`);
+    const again = await runPgmcp(['token', 'list', '--data-dir', dir], { timeoutMs: 120_000 });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toContain('no state database');
 
     // The command stopped its database: this process can start it again.
     const db = await openStateDatabase({ url: null, dataDir: dir, logger });
