@@ -133,5 +133,9 @@ describe('pgmcp config import', () => {
     expect(() => importConfig('pgedge', 'http:\n  address: ":99999"\n', 'x.yaml')).toThrow(
       /http\.port/,
     );
+    // Where the YAML breaks, as one sentence (the parser's own text ends with a colon).
+    expect(() => importConfig('pgedge', 'llm:\n  provider: x\n bad: [\n', 'x.yaml')).toThrow(
+      /^x\.yaml is not valid YAML: .* at line 3, column 1$/,
+    );
   });
 });

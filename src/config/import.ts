@@ -246,7 +246,7 @@ export function importConfig(source: ImportSource, text: string, file: string): 
     document = parseYaml(text);
   } catch (error) {
     throw importError(
-      `${file} is not valid ${source === 'pgedge' ? 'YAML' : 'JSON'}: ${(error as Error).message.split('\n')[0]}`,
+      `${file} is not valid ${source === 'pgedge' ? 'YAML' : 'JSON'}: ${(error as Error).message.split('\n')[0]!.replace(/:\s*$/, '')}`,
     );
   }
   if (!isMapping(document)) throw importError(`${file}: expected a mapping at the top level`);
