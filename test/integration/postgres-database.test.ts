@@ -289,7 +289,11 @@ describe.each(targets)('database layer on %s', (_name, setup, skip) => {
         { query: "select repeat('x', 5000) as big" },
         createFakeContext().ctx,
       );
-      expect(one.structuredContent).toMatchObject({ truncated: false, nextOffset: null });
+      expect(one.structuredContent).toMatchObject({
+        truncated: false,
+        valuesCut: true,
+        nextOffset: null,
+      });
       expect(text(one)).toMatch(/\[cut: \d+ of 5000 characters\]/);
       expect(text(one)).toMatch(
         /\n1 row; its long values are cut to fit the 200-byte result cap \(select a part: left\(column, n\), length\(column\)\); no more rows\.$/,
@@ -298,7 +302,11 @@ describe.each(targets)('database layer on %s', (_name, setup, skip) => {
         { query: "select repeat('x', 5000) as big union all select 'small'" },
         createFakeContext().ctx,
       );
-      expect(two.structuredContent).toMatchObject({ truncated: true, nextOffset: 1 });
+      expect(two.structuredContent).toMatchObject({
+        truncated: true,
+        valuesCut: true,
+        nextOffset: 1,
+      });
       expect(text(two)).toMatch(
         /cut to fit the 200-byte result cap .*; more available — use offset=1\.$/,
       );

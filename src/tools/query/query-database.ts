@@ -147,6 +147,11 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
         rows: { type: 'array', items: { type: 'array' } },
         rowCount: { type: 'integer' },
         truncated: { type: 'boolean' },
+        valuesCut: {
+          type: 'boolean',
+          description:
+            'Present (true) when a row alone was over the byte cap: its long values are cut, marked "[cut: n of m characters]".',
+        },
         nextOffset: { type: ['integer', 'null'] },
         command: { type: ['string', 'null'] },
         rowsAffected: {

@@ -140,6 +140,8 @@ function answer(
       rows,
       rowCount: rows.length,
       truncated,
+      // truncated says whether rows are missing; a row kept with its long values cut says so too.
+      ...(result.valuesCut ? { valuesCut: true } : {}),
       nextOffset,
       // A statement without a result set (a write) reports its command tag instead.
       ...(columns.length === 0 ? { command: result.command } : {}),
