@@ -227,6 +227,7 @@ export const SOURCE_STAGES = {
   'tools/routines/result-values.ts': 'format',
   'tools/routines/type-schema.ts': 'elsewhere',
   'tools/sql-guard.ts': 'parse',
+  'tools/denied-functions.ts': 'parse',
   'tools/tool-call-record.ts': 'audit',
   'tools/tsv.ts': 'format',
   'tools/uri-template.ts': 'elsewhere',

@@ -17,7 +17,7 @@ import { auditToolCalls } from './audit-tool-calls.js';
 import type { HttpService } from './http-service.js';
 import type { MetricsService } from './metrics-serve.js';
 import type { Phase } from './readiness.js';
-import { createLogger } from './logger.js';
+import { createLogger, finishLogging } from './logger.js';
 import { checkOneOfSeveral } from './one-of-several.js';
 import { startTracing } from './telemetry.js';
 import { VERSION } from './version.js';
@@ -127,7 +127,7 @@ export async function serve(
       logger.error({ err: error }, 'shutdown failed');
       exitCode = 1;
     } finally {
-      logger.flush();
+      await finishLogging(logger);
       process.exit(exitCode);
     }
   };

@@ -8,6 +8,7 @@ import {
   fromPgError,
   isConnectionError,
   isPgError,
+  lostConnection,
 } from './errors.js';
 
 /** What a driver throws for a server error: an Error with the protocol's fields as properties. */
@@ -158,6 +159,30 @@ describe('fromPgError classifies by SQLSTATE', () => {
       details: { sqlstate: '57014' },
     });
   });
+});
+
+describe('a Bind refused for its number of values', () => {
+  const bind = pgError(
+    '08P01',
+    'bind message supplies 0 parameters, but prepared statement "" requires 1',
+    { severity: 'ERROR' },
+  );
+  it("is the statement's fault, on a connection that goes on", () => {
+    expect(fromPgError(bind)).toMatchObject({
+      code: ErrorCodes.DB_QUERY_FAILED,
+      category: 'database',
+    });
+    expect(lostConnection(bind)).toBe(false);
+  });
+  // Older PgBouncer sends its own errors as ERROR 08P01, then closes the connection.
+  it.each(['query_wait_timeout', 'server conn crashed?', 'no more connections allowed'])(
+    "a pooler's ERROR 08P01 (%s) is still a lost connection",
+    (message) => {
+      const pooler = pgError('08P01', message, { severity: 'ERROR' });
+      expect(fromPgError(pooler)).toMatchObject({ code: ErrorCodes.DB_UNAVAILABLE });
+      expect(lostConnection(pooler)).toBe(true);
+    },
+  );
 });
 
 describe('fromPgError keeps the fields', () => {

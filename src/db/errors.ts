@@ -157,10 +157,9 @@ export function fromPgError(error: unknown, context: FailureContext = {}): AppEr
   if (isPgError(error) && socketCode(error) === undefined) {
     const code = error.code as string;
     const details: Record<string, unknown> = { sqlstate: code };
-    // A protocol violation answered as an ERROR (a Bind with the wrong number of values) is
-    // the statement's fault: the session is intact (lostConnection agrees).
-    const bindRefused = code === '08P01' && (error as { severity?: string }).severity === 'ERROR';
-    const state = bindRefused ? null : serverStateAnswer(code, context);
+    // A Bind PostgreSQL refused for its number of values is the statement's fault: the session
+    // is intact (lostConnection agrees).
+    const state = bindRefused(error) ? null : serverStateAnswer(code, context);
     if (state) {
       // The server's own text and detail stay in the log: a deadlock's detail quotes other
       // sessions' statements.
@@ -262,14 +261,36 @@ export function describeDbError(error: AppError, query?: string): string {
 }
 
 /**
+ * PostgreSQL's refusal of a Bind whose number of values differs from the statement's
+ * parameters: an ERROR after which the session goes on. Recognised by its text too, not by
+ * SQLSTATE 08P01 alone: a pooler (older PgBouncer) sends its own errors, after which it closes
+ * the connection, as ERROR 08P01. (With a translated server message it is not recognised, and
+ * is taken for a lost connection, as any 08xxx is.)
+ */
+function bindRefused(error: unknown): boolean {
+  const { code, severity, message } = error as {
+    code?: string;
+    severity?: string;
+    message?: string;
+  };
+  return (
+    code === '08P01' &&
+    severity === 'ERROR' &&
+    /^bind message supplies \d+ parameters?, but prepared statement "[^"]*" requires \d+$/.test(
+      message ?? '',
+    )
+  );
+}
+
+/**
  * The connection itself failed (as opposed to a statement): the server shut down, crashed,
- * restarted, or the network dropped. Any connection to that server is suspect. Not a protocol
- * violation answered as an ERROR (a Bind with the wrong number of values): the session stays.
+ * restarted, or the network dropped. Any connection to that server is suspect. Not a Bind
+ * refused for its number of values: the session stays.
  */
 export function lostConnection(error: unknown): boolean {
   if (isPgError(error) && !isConnectionError(error)) {
-    const { code, severity } = error as { code: string; severity?: string };
-    if (code === '08P01' && severity === 'ERROR') return false;
+    const code = (error as { code: string }).code;
+    if (bindRefused(error)) return false;
     return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03';
   }
   return isConnectionError(error);

@@ -76,6 +76,23 @@ describe('sql guard', () => {
     }
   });
 
+  it.each([
+    ['select 1', 0],
+    ['select $1::int + $3::int', 3],
+    ['explain select * from t where id = $2', 2],
+    ['with w as (select $1::int as x) select x from w', 1],
+    ['insert into t values ($1, $2)', 2],
+    ['call p($1)', 1],
+    ['create table t2 as select $1::int as x', 1],
+    // PostgreSQL wants no values for these: a function body's $1 is the function's argument.
+    ['create function pg_temp.f(int) returns int language sql return $1 + 1', null],
+    ['create function pg_temp.g(int) returns int language sql begin atomic select $1; end', null],
+    ['create view v as select $1::int as x', null],
+    ["select 'costs $1' as text", 0],
+  ])('%s wants %s params', (sql, params) => {
+    expect(checkStatement(sql, writable).params).toBe(params);
+  });
+
   it('collects relations, functions and CTE names', () => {
     const result = checkStatement(
       'with c as (select 1) select lower(x), v.* from s.t join u v on true, c',

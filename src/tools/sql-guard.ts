@@ -34,61 +34,15 @@ export interface GuardResult {
   ctes: string[];
   /** Column references as written: ['t', 'email'], ['email'], ['t', '*'], ['*']. */
   columns: string[][];
-  /** The highest `$n` placeholder the statement uses (0: none): how many params it needs. */
-  params: number;
+  /**
+   * How many params PostgreSQL will want: the highest `$n` of a statement it analyses for them
+   * (SELECT, INSERT, UPDATE, DELETE, MERGE, CALL, CREATE TABLE AS, DECLARE, or one of these under
+   * EXPLAIN). Null for any other (DDL: a function body's `$1` is its own argument).
+   */
+  params: number | null;
 }
 
-export const DEFAULT_DENIED_FUNCTIONS: readonly string[] = [
-  'set_config', // session settings (statement_timeout, role, search_path …)
-  'pg_read_file',
-  'pg_read_binary_file',
-  'pg_ls_dir',
-  'pg_stat_file',
-  'pg_ls_*',
-  'pg_file_*',
-  'lo_*',
-  'loread',
-  'lowrite', // large objects reach the file system
-  'dblink*',
-  'postgres_fdw*', // other servers
-  'pg_terminate_backend',
-  'pg_cancel_backend',
-  'pg_reload_conf',
-  'pg_rotate_logfile',
-  'pg_promote',
-  'pg_switch_wal',
-  'pg_create_restore_point',
-  'pg_backup_*',
-  'pg_start_backup',
-  'pg_stop_backup',
-  'pg_create_*_replication_slot',
-  'pg_copy_*_replication_slot',
-  'pg_replication_slot_advance',
-  'pg_drop_replication_slot',
-  'pg_replication_origin_*',
-  'pg_logical_emit_message',
-  // not stopped by READ ONLY either: server-wide statistics and the server log
-  'pg_stat_reset*',
-  'pg_log_backend_memory_contexts',
-  'pg_notify',
-  'pg_advisory_*',
-  'pg_try_advisory_*',
-  // these run SQL given as text, past this parser
-  'query_to_xml',
-  'query_to_xmlschema',
-  'query_to_xml_and_xmlschema',
-  'cursor_to_xml',
-  'cursor_to_xmlschema',
-  'table_to_xml',
-  'table_to_xmlschema',
-  'table_to_xml_and_xmlschema',
-  'schema_to_xml*',
-  'database_to_xml*',
-  'ts_stat',
-  'ts_rewrite', // run SQL given as text too
-  'pg_import_system_collations',
-  'binary_upgrade_*',
-];
+export { DEFAULT_DENIED_FUNCTIONS } from './denied-functions.js';
 
 /** Statements refused whatever the database allows: they escape the one-call transaction or touch the server. */
 const FORBIDDEN: Record<string, string> = {
@@ -259,6 +213,11 @@ function walk(node: unknown, out: Walk): void {
  * computing either costs most of a parse anyway (docs/tools.md, "What is cached").
  */
 const verdicts = new Map<string, GuardResult | AppError>();
+const PARAMETERISED = new Set(
+  'Select Insert Update Delete Merge Call CreateTableAs DeclareCursor'
+    .split(' ')
+    .map((k) => `${k}Stmt`),
+);
 const VERDICT_CACHE_SIZE = 512;
 /** The parse tree a verdict was reached on, for the stages after it (query-policy). */
 const trees = new WeakMap<GuardResult, { sql: string; tree: ParseTree }>();
@@ -392,7 +351,7 @@ function judge(sql: string, options: GuardOptions): GuardResult {
     functions: [...new Set(out.functions)],
     ctes: out.ctes,
     columns: out.columns,
-    params: out.params,
+    params: PARAMETERISED.has(effective) ? out.params : null,
   };
   trees.set(verdict, { sql, tree });
   return verdict;

@@ -61,8 +61,10 @@ process.on('message', (message) => {
   if (message && message.type === 'shutdown') void shutdown(0);
 });
 process.on('SIGTERM', () => void shutdown(0));
-// Ctrl-C in a terminal reaches the whole process group; the parent decides when to stop us.
+// Ctrl-C in a terminal, and the terminal closing (SIGHUP), reach the whole process group; the
+// parent decides when to stop us.
 process.on('SIGINT', () => {});
+process.on('SIGHUP', () => {});
 process.on('uncaughtException', (error) => {
   log('uncaught exception: ' + describe(error));
   process.exit(1);

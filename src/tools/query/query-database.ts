@@ -230,7 +230,8 @@ export function createQueryDatabaseTool(db: Database, options: QueryDatabaseOpti
           await loadSqlParser(); // loaded once, at the first statement
           return checkStatement(query, { allowWrites, deniedFunctions: options.deniedFunctions });
         });
-        if (params.length !== guard.params) throw paramsMismatch(guard.params, params.length);
+        if (guard.params !== null && params.length !== guard.params)
+          throw paramsMismatch(guard.params, params.length);
         const readOnly = guard.kind === 'read' || !allowWrites;
         if (guard.kind === 'write' && nonce === null) {
           // A write not yet confirmed: the policy and the estimate on a read-only connection,
