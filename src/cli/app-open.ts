@@ -34,6 +34,7 @@ import { createDatabaseCatalogs } from '../tools/database-catalog.js';
 import { createRegistry, type Registry } from '../tools/registry.js';
 import { DEFAULT_DENIED_FUNCTIONS, loadSqlParser } from '../tools/sql-guard.js';
 import { countEmbeddings } from './metrics-feeds.js';
+import { asks, firstContact, warnUnreachable, type Unreachable } from './start-contact.js';
 
 /** The state database's schema (auth/); denied to every tool. */
 const STATE_SCHEMA = 'pgmcp';
@@ -57,6 +58,8 @@ export interface OpenedDatabases {
   watches: CatalogWatch[];
   /** mcp.exchange, where the registry is installed and the log enabled. */
   exchangeLog: ExchangeLog | null;
+  /** The databases the first connection at start could not reach, and why. */
+  unreachable: Unreachable[];
   closeOpened(): Promise<void>;
 }
 
@@ -137,17 +140,19 @@ export async function openDatabases(
   // another spelling — it is never served: its hashes are nobody's business. (An active policy
   // also hides the planner statistics, which hold sample values of every column.)
   // Asked of every database at once: one that is down answers only after its connect timeout.
-  const stateServed = new Map<string, boolean>(
-    await Promise.all(
-      opened.map(
-        async ({ entry, db: target }) =>
-          [
-            entry.name,
-            (config.state.url === null && entry.url === null) || (await holdsStateSchema(target)),
-          ] as const,
-      ),
+  // The first connection to each, so it also tells which cannot be reached (start-contact.ts).
+  const contacts = await Promise.all(
+    opened.map(async ({ entry, db: target }) =>
+      config.state.url === null && entry.url === null
+        ? { name: entry.name, holdsState: true, unreachable: null }
+        : { name: entry.name, ...(await firstContact(target, STATE_SCHEMA)) },
     ),
   );
+  const stateServed = new Map(contacts.map((c) => [c.name, c.holdsState]));
+  const unreachable = contacts.flatMap(({ name, unreachable: reason }) =>
+    reason === null ? [] : [{ database: name, reason, entry: config.databases.length > 0 }],
+  );
+  warnUnreachable(logger, unreachable);
   const embeddings = countEmbeddings(createEmbeddingProviders(config.embeddings), metrics);
   const disabledTools = new Set<string>();
   const catalogs = new Map<string, Catalog>();
@@ -318,6 +323,7 @@ export async function openDatabases(
     catalogs,
     watches,
     exchangeLog,
+    unreachable,
     closeOpened,
   };
 }
@@ -373,21 +379,6 @@ function registerBuiltinsFor(
   for (const name of disabled) disabledTools.add(name);
   return catalog;
 }
-
-/** Whether `sql` (one row, column ok) says yes; `otherwise` when it cannot be asked. */
-async function asks(db: Database, sql: string, otherwise: boolean): Promise<boolean> {
-  try {
-    const { rows } = await db.withOwnConnection((client) => client.query<{ ok: boolean }>(sql));
-    return rows[0]?.ok === true;
-  } catch {
-    return otherwise;
-  }
-}
-
-/** Whether the served database holds pgmcp's state schema (a state.url naming it); unknown (down
- * now): yes, so it is denied as a state schema would be. */
-const holdsStateSchema = (db: Database): Promise<boolean> =>
-  asks(db, `SELECT to_regnamespace('${STATE_SCHEMA}') IS NOT NULL AS ok`, true);
 
 /** Whether the SQL handler registry (schema mcp, with its exchange table) is installed. */
 const registryInstalled = (db: Database): Promise<boolean> =>

@@ -16,6 +16,7 @@ import { createSigner } from '../core/signed.js';
 import { createNonceLedger, type NonceLedger } from '../core/used-nonces.js';
 import type { ExchangeLog, ExchangeRecord } from '../tools/handlers/index.js';
 import { createRegistry, type Registry } from '../tools/registry.js';
+import type { Unreachable } from './start-contact.js';
 import { VERSION } from './version.js';
 
 export interface App {
@@ -26,6 +27,8 @@ export interface App {
   embeddedDb: Database | null;
   /** Every configured database by its configured name (the metrics read their pools). */
   databases: readonly { name: string; db: Database }[];
+  /** The databases that could not be reached at start, and why (the start banner names them). */
+  unreachable: readonly Unreachable[];
   /** Every configured database, who may use which, and each caller's selection. */
   directory: DatabaseDirectory;
   registry: Registry;
@@ -166,6 +169,7 @@ export async function createApp(
     db,
     embeddedDb: opened.find(({ db: d }) => d.kind === 'embedded')?.db ?? null,
     databases: opened.map(({ entry, db: d }) => ({ name: entry.name, db: d })),
+    unreachable: rest.unreachable,
     directory,
     registry,
     catalogOf: (name) => catalogs.get(name),

@@ -19,6 +19,7 @@ import type { MetricsService } from './metrics-serve.js';
 import type { Phase } from './readiness.js';
 import { createLogger, finishLogging } from './logger.js';
 import { checkOneOfSeveral } from './one-of-several.js';
+import { unreachableLines } from './start-contact.js';
 import { startTracing } from './telemetry.js';
 import { VERSION } from './version.js';
 
@@ -289,6 +290,7 @@ export async function serve(
     [
       `pgmcp ${VERSION} serving MCP at ${url}`,
       `database: ${app.db.name} (${app.db.kind}, ${mode})`,
+      ...unreachableLines(app.unreachable),
       '',
       `authentication: ${required ? 'required (bearer token)' : 'off (loopback only)'}`,
       '',

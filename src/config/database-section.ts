@@ -44,7 +44,8 @@ export const databaseSchema = section({
   allowWrites: bool().default(false),
   statementTimeoutMs: intIn(1).default(30_000),
   maxRows: intIn(1).default(1000),
-  defaultRows: intIn(1).default(100),
+  /** Unset: min(100, maxRows), filled in by withDefaultRows once the whole file is read. */
+  defaultRows: intIn(1).optional(),
   maxResultBytes: intIn(1).default(1_048_576),
   poolSize: intIn(1).default(10),
   /** Calls that may wait for a connection when all are busy; more are refused (PGMCP212). */
@@ -85,14 +86,46 @@ export const databaseSchema = section({
     logArguments: bool().default(false),
   }).prefault({}),
 }).superRefine((db, ctx) => {
-  if (db.defaultRows > db.maxRows) {
+  if (db.defaultRows !== undefined && db.defaultRows > db.maxRows) {
     ctx.addIssue({
       code: 'custom',
       path: ['defaultRows'],
       message: `must not exceed database.maxRows (${db.maxRows})`,
+      // issues.ts names where maxRows was set (or that it is the default) beside its value.
+      params: { rule: 'must not exceed', relatedKey: 'database.maxRows', relatedValue: db.maxRows },
     });
   }
 });
+
+/** The row limit when the caller gives none and the configuration names none. */
+export const DEFAULT_ROWS = 100;
+
+interface RowLimits {
+  maxRows?: number;
+  defaultRows?: number;
+}
+
+/**
+ * Fills in `defaultRows` where the configuration leaves it unset: min(100, maxRows), so a
+ * maxRows below 100 alone is enough. A `databases:` entry with its own maxRows gets its own
+ * default unless `database.defaultRows` was set (then it inherits that, and resolveDatabases
+ * refuses a value above its maxRows).
+ */
+export function withDefaultRows<
+  C extends { database: RowLimits & { maxRows: number }; databases: RowLimits[] },
+>(config: C): C & { database: C['database'] & { defaultRows: number } } {
+  const given = config.database.defaultRows;
+  const database = {
+    ...config.database,
+    defaultRows: given ?? Math.min(DEFAULT_ROWS, config.database.maxRows),
+  };
+  const databases = config.databases.map((entry) =>
+    entry.defaultRows !== undefined || given !== undefined || entry.maxRows === undefined
+      ? entry
+      : { ...entry, defaultRows: Math.min(DEFAULT_ROWS, entry.maxRows) },
+  );
+  return { ...config, database, databases };
+}
 
 // --- several databases ---
 // One entry of `databases:`: where it is (a URL, libpq-style fields, or the embedded PGlite)

@@ -159,8 +159,11 @@ export function resolveDatabases(
     }
     if (access !== undefined) settings.access = access;
     if (settings.defaultRows > settings.maxRows) {
+      // Both values as they were set: this entry's own, or the `database` section's.
+      const from = (key: 'defaultRows' | 'maxRows'): string =>
+        entry[key] !== undefined ? `databases[${i}].${key}` : `database.${key}`;
       throw configError(
-        `databases[${i}].defaultRows: must not exceed maxRows (${settings.maxRows})`,
+        `databases[${i}].defaultRows: ${from('defaultRows')} (${settings.defaultRows}) must not exceed ${from('maxRows')} (${settings.maxRows})`,
         `databases.${i}.defaultRows`,
       );
     }

@@ -130,7 +130,7 @@ describe('cross-field rules', () => {
   it('defaultRows may not exceed maxRows, whichever source set them', () => {
     const { error, path } = fromFile('database:\n  maxRows: 50\n', { PGMCP_DEFAULT_ROWS: '100' });
     expect(error.message).toBe(
-      'database.defaultRows: must not exceed database.maxRows (50), got 100 (from PGMCP_DEFAULT_ROWS)',
+      `database.defaultRows: must not exceed database.maxRows (50, from ${path}), got 100 (from PGMCP_DEFAULT_ROWS)`,
     );
     expect(error.details).toEqual({ key: 'database.defaultRows', source: 'PGMCP_DEFAULT_ROWS' });
     expect(path).toBeTruthy();

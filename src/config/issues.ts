@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { AppError, ErrorCodes } from '../core/errors.js';
 import { ENV_BOOL_HINT, envVariableNamed } from './env.js';
 import { redactUrl } from './redact.js';
-import { SECRET_KEYS, SECTIONS, configSchema } from './schema.js';
+import { SECRET_KEYS, SECTIONS, configObject } from './schema.js';
 
 /** Answers "which source set this key?" for a dotted key path such as 'http.port'. */
 export type SourceLookup = (key: string) => string | undefined;
@@ -61,10 +61,23 @@ function describe(issue: Issue, input: unknown, sourceOf: SourceLookup) {
   const source = settingSource();
   const variable = source === undefined ? undefined : envVariableNamed(source);
   const expected =
-    variable?.kind === 'bool' && issue.code === 'invalid_type' ? ENV_BOOL_HINT : issue.message;
+    variable?.kind === 'bool' && issue.code === 'invalid_type'
+      ? ENV_BOOL_HINT
+      : (related(issue, sourceOf) ?? issue.message);
   const value = holdsSecret(named.slice(0, 2).join('.')) ? undefined : valueAt(input, path);
   const got = value === undefined ? '' : `, got ${show(value)}`;
   return { key, source, message: withSource(`${key}: ${expected}${got}`, source) };
+}
+
+// A rule between two keys (database.defaultRows and database.maxRows) names the other key's
+// value and where it was set, so that both values appear as the person set them.
+function related(issue: Issue, sourceOf: SourceLookup): string | undefined {
+  if (issue.code !== 'custom') return undefined;
+  const { rule, relatedKey, relatedValue } = (issue.params ?? {}) as Record<string, unknown>;
+  if (typeof rule !== 'string' || typeof relatedKey !== 'string') return undefined;
+  const source = sourceOf(relatedKey);
+  const where = source === undefined ? 'the default' : `from ${source}`;
+  return `${rule} ${relatedKey} (${show(relatedValue)}, ${where})`;
 }
 
 // A whole section given as a scalar may be the secret written one level too high
@@ -89,7 +102,7 @@ function formatPath(path: readonly (string | number)[]): string {
 }
 
 function validKeys(section: string): string[] | undefined {
-  if (section === '') return Object.keys(configSchema.shape);
+  if (section === '') return Object.keys(configObject.shape);
   if (!Object.hasOwn(SECTIONS, section)) return undefined;
   return Object.keys(SECTIONS[section as keyof typeof SECTIONS].shape);
 }

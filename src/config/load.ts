@@ -13,7 +13,7 @@ import { readFlags } from './flags.js';
 import type { ConfigFlags } from './flags.js';
 import { configError, issuesToError } from './issues.js';
 import { foldMcpOptions } from './npgsqlrest.js';
-import { configSchema } from './schema.js';
+import { configObject, configSchema } from './schema.js';
 import type { Config } from './schema.js';
 
 // The YAML parser (a few dozen modules) loads only when there is a file to read: a server
@@ -105,7 +105,7 @@ function readConfigFile(
       for (const key of Object.keys(value)) sources.set(`${section}.${key}`, path);
   }
   // After the plain sources, so a folded key names the McpOptions key it came from.
-  foldMcpOptions(document, path, sources, Object.keys(configSchema.shape));
+  foldMcpOptions(document, path, sources, Object.keys(configObject.shape));
   return document;
 }
 

@@ -5,7 +5,7 @@
 // field types they share are in fields.ts.
 import type { z } from 'zod';
 import { authSchema } from './auth-section.js';
-import { databaseSchema, databasesSchema } from './database-section.js';
+import { databaseSchema, databasesSchema, withDefaultRows } from './database-section.js';
 import { embeddingsSchema } from './embeddings-section.js';
 import {
   bool,
@@ -238,7 +238,7 @@ export const SECTIONS = {
 } as const;
 
 // prefault (not default) so a missing section is parsed from {} and gets its own defaults.
-export const configSchema = zod.strictObject(
+export const configObject = zod.strictObject(
   {
     server: SECTIONS.server.prefault({}),
     transport: zod
@@ -265,6 +265,9 @@ export const configSchema = zod.strictObject(
   },
   { error: 'expected a mapping of sections' },
 );
+
+/** The configuration's schema: the sections, then the defaults that depend on other keys. */
+export const configSchema = configObject.transform(withDefaultRows);
 
 /** The fully defaulted, validated configuration. */
 export type Config = z.infer<typeof configSchema>;

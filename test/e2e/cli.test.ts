@@ -1,11 +1,11 @@
 // The command line as a user meets it: configuration mistakes, --print-config, --version,
 // --help and `pgmcp doctor`.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   REPO_ROOT,
   realPostgres,
@@ -103,6 +103,39 @@ describe('pgmcp serve --print-config', () => {
     expect(run.stdout).not.toContain('s3cr3t');
     expect((parseYaml(run.stdout) as Record<string, any>)['database'].url).toBe(
       'postgresql://me:****@db.internal:6432/app',
+    );
+  });
+});
+
+describe('pgmcp serve --print-config: a maxRows below 100 alone', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pgmcp-max-rows-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('from a file: defaultRows follows it down', async () => {
+    const path = join(dir, 'pgmcp.yaml');
+    writeFileSync(path, 'database:\n  maxRows: 50\n');
+    const run = await runPgmcp(['serve', '--print-config', '--config', path]);
+    expect(run.code, run.stderr).toBe(0);
+    const config = parseYaml(run.stdout) as Record<string, any>;
+    expect(config['database']).toMatchObject({ maxRows: 50, defaultRows: 50 });
+  });
+
+  it('from PGMCP_MAX_ROWS: defaultRows follows it down', async () => {
+    const run = await runPgmcp(['serve', '--print-config'], {
+      env: serverEnv({ PGMCP_MAX_ROWS: '20' }),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const config = parseYaml(run.stdout) as Record<string, any>;
+    expect(config['database']).toMatchObject({ maxRows: 20, defaultRows: 20 });
+  });
+
+  it('both set, defaultRows above maxRows: refused, naming both values as set', async () => {
+    const run = await runPgmcp(['serve', '--print-config'], {
+      env: serverEnv({ PGMCP_MAX_ROWS: '20', PGMCP_DEFAULT_ROWS: '30' }),
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toBe(
+      'pgmcp: database.defaultRows: must not exceed database.maxRows (20, from PGMCP_MAX_ROWS), got 30 (from PGMCP_DEFAULT_ROWS)',
     );
   });
 });
