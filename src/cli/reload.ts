@@ -3,9 +3,9 @@
 // again from their files even when the paths are the same (a renewed certificate); and a
 // database's password read from its passwordFile (a rotated credential: new connections log in
 // with it, open ones stay), and a read replica URL's own password (readReplicas follow the
-// primary's password unless their URL gives another). Any other difference would need the server to be started again:
-// the reload is refused whole, with a log line naming the keys, and the running configuration
-// stays. Sessions, streams and calls in flight are not touched either way.
+// primary's password unless their URL gives another). Any other difference would need the
+// server to be started again: the reload is refused whole, with a log line naming the keys,
+// and the running configuration stays. Sessions, streams and calls in flight are not touched either way.
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { resolveDatabases } from '../config/index.js';
@@ -172,11 +172,13 @@ export async function reloadConfig(deps: ReloadDeps): Promise<Config> {
       rotated.push(name);
     } else {
       if (!deps.setReplicaPassword!(name, replica, password)) continue;
+      // Only this URL is now the running one (the others are unchanged).
+      const running = [...(deps.replicaUrls?.get(name) ?? [])];
+      running[replica] = d.readReplicas[replica]!;
+      deps.replicaUrls?.set(name, running);
       rotated.push(`${name}.readReplicas[${replica}]`);
     }
   }
-  // Every replica URL as configured now (a rotation kept, the rest unchanged).
-  for (const [name, d] of resolved) deps.replicaUrls?.set(name, d.readReplicas);
   logger.level = next.log.level;
   logger.info({ changed, passwordsRotated: rotated }, 'SIGHUP: configuration reloaded');
   return next;
