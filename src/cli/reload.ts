@@ -5,7 +5,8 @@
 // with it, open ones stay), and a read replica URL's own password (readReplicas follow the
 // primary's password unless their URL gives another). Any other difference would need the
 // server to be started again: the reload is refused whole, with a log line naming the keys,
-// and the running configuration stays. Sessions, streams and calls in flight are not touched either way.
+// and the running configuration stays. Sessions, streams and calls in flight are not touched
+// either way.
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { resolveDatabases } from '../config/index.js';
