@@ -7,6 +7,7 @@ import type { Catalog } from '../catalog/index.js';
 import { resolveDatabases, type Config, type ResolvedDatabase } from '../config/index.js';
 import type { DatabaseDirectory } from '../tools/databases.js';
 import type { Database } from '../db/database.js';
+import type { HealthReport } from '../http/server.js';
 import { databaseNameOf } from '../db/names.js';
 import { findAppViews } from '../mcp/apps.js';
 import { createDispatcher, type Dispatcher } from '../mcp/dispatcher.js';
@@ -62,7 +63,7 @@ export interface AppHealth {
   ok: boolean;
   /** The default database's state (the single-database field). */
   database: string;
-  databases: { name: string; status: string }[];
+  databases: NonNullable<HealthReport['databases']>;
 }
 
 /** How a front end takes part in start-up (stdio answers its first requests early). */
@@ -185,10 +186,18 @@ export async function createApp(
     recordExchange,
     async health() {
       const states = await Promise.all(
-        opened.map(async ({ entry, db: d }) => ({
-          name: entry.name,
-          status: (await d.health().catch(() => ({ ok: false }))).ok ? 'up' : 'unavailable',
-        })),
+        opened.map(async ({ entry, db: d }) => {
+          const [health, replicas] = await Promise.all([
+            d.health().catch(() => ({ ok: false })),
+            // Read replicas (only when configured): reads fall back to the primary without one.
+            entry.readReplicas.length > 0 ? d.replicaStates().catch(() => []) : [],
+          ]);
+          return {
+            name: entry.name,
+            status: health.ok ? 'up' : 'unavailable',
+            ...(replicas.length > 0 ? { replicas } : {}),
+          };
+        }),
       );
       const up = states.filter((s) => s.status === 'up').length;
       return {

@@ -142,8 +142,12 @@ export async function serve(
   let inForce = config;
   // The URLs the databases were opened with (their password files as read then).
   const databaseUrls = new Map<string, string | null>();
+  const replicaUrls = new Map<string, readonly string[]>();
   try {
-    for (const d of resolveDatabases(config)) databaseUrls.set(d.name, d.url);
+    for (const d of resolveDatabases(config)) {
+      databaseUrls.set(d.name, d.url);
+      replicaUrls.set(d.name, d.readReplicas);
+    }
   } catch {
     // opening the app resolved them already; a reload then compares with nothing and refuses
   }
@@ -165,6 +169,10 @@ export async function serve(
         setPassword: (name, password) =>
           app.databases.find((d) => d.name === name)?.db.setPassword(password) ?? false,
         urls: databaseUrls,
+        setReplicaPassword: (name, index, password) =>
+          app.databases.find((d) => d.name === name)?.db.setReplicaPassword(index, password) ??
+          false,
+        replicaUrls,
       });
     });
   });

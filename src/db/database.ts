@@ -28,7 +28,8 @@ import {
 import { PG_TYPES } from './pg-types.js';
 import { openPools } from './pools.js';
 import { callSettings, closing, opening } from './call-blocks.js';
-import { livePassword, type LivePassword } from './live-password.js';
+import { credentialsOfUrl, livePassword, type LivePassword } from './live-password.js';
+import type { ReplicaState } from './replicas.js';
 import { databaseNameOf } from './names.js';
 import { poolStatsOf, type PoolStats } from './pool-stats.js';
 import { tracedClient } from './traced.js';
@@ -92,6 +93,10 @@ export interface Database {
   health(): Promise<{ ok: boolean; database: string }>;
   /** New connections log in with this password (a rotated one); false: the URL had none. */
   setPassword(password: string): boolean;
+  /** Each read replica's state (database.readReplicas); empty without replicas. */
+  replicaStates(): Promise<ReplicaState[]>;
+  /** New connections to read replica `index` log in with this password; false: cannot. */
+  setReplicaPassword(index: number, password: string): boolean;
   /** The pool's connections now: its size, open, idle and callers waiting (for metrics). */
   poolStats(): PoolStats;
   close(): Promise<void>;
@@ -123,7 +128,12 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
   // PGlite has one backend session: more than one connection would share its state.
   const poolMax = embedded ? 1 : options.poolSize;
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
-  const { pool, router } = openPools(targets, options, { poolMax, connectTimeoutMs, name, logger });
+  const primaryLogin =
+    credentials && options.url
+      ? { user: credentialsOfUrl(options.url).user, password: credentials }
+      : null;
+  const opened = { poolMax, connectTimeoutMs, name, logger, primaryLogin };
+  const { pool, router } = openPools(targets, options, opened);
   // Calls beyond the pool's size wait in a bounded queue, for a bounded time (PGMCP212).
   const gate = createPoolGate({
     size: poolMax,
@@ -369,6 +379,8 @@ export async function createDatabase(options: DatabaseOptions, logger: Logger): 
         () => ({ ok: false, database: 'unreachable' }),
       ),
     setPassword: (password) => (credentials ? (credentials.set(password), true) : false),
+    replicaStates: () => router.states(),
+    setReplicaPassword: (index, password) => router.setPassword(index, password),
     poolStats: () => poolStatsOf(pool.pools(), poolMax),
     async close() {
       await Promise.all([pool.end().catch(() => undefined), router.end()]);

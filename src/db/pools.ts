@@ -5,12 +5,19 @@ import type { Logger } from 'pino';
 import type { DatabaseOptions } from './database-options.js';
 import { createHostPool, type HostPool, type HostTargets } from './host-pool.js';
 import { PG_TYPES } from './pg-types.js';
-import { createCallRouter, NO_REPLICAS, type CallRouter } from './replicas.js';
+import { createCallRouter, NO_REPLICAS, type CallRouter, type PrimaryLogin } from './replicas.js';
 
 export function openPools(
   targets: HostTargets,
   options: DatabaseOptions,
-  opened: { poolMax: number; connectTimeoutMs: number; name: string; logger: Logger },
+  opened: {
+    poolMax: number;
+    connectTimeoutMs: number;
+    name: string;
+    logger: Logger;
+    /** The primary's user and live password: replicas without one of their own follow it. */
+    primaryLogin: PrimaryLogin | null;
+  },
 ): { pool: HostPool; router: CallRouter } {
   const { name, logger } = opened;
   const poolOptions = {
@@ -36,6 +43,7 @@ export function openPools(
         { database: name, replica, why },
         usable ? 'read replica in use' : 'read replica skipped',
       ),
+    opened.primaryLogin,
   );
   return { pool, router };
 }

@@ -6,7 +6,10 @@
 import type pg from 'pg';
 import type { Principal } from '../core/principal.js';
 import { noteServer } from '../core/request-scope.js';
+import { AppError } from '../core/errors.js';
+import { connectionReason } from './errors.js';
 import { createHostPool, targetsOfUrl, type HostPool, type HostPoolOptions } from './host-pool.js';
+import { credentialsOfUrl, passwordFrom, type LivePassword } from './live-password.js';
 
 export interface ReplicaSettings {
   /** postgres:// URLs (one host or several each). */
@@ -32,6 +35,13 @@ export interface CallRouter {
   connect(call: RoutedCall): Promise<Routed>;
   /** The call ended: a write starts (again) its caller's read-your-writes window. */
   done(call: RoutedCall): void;
+  /** Each replica's state (checked now when its last check is over a second old): /health. */
+  states(): Promise<ReplicaState[]>;
+  /**
+   * New connections to replica `index` log in with this password (its URL's password rotated);
+   * false when its URL carried none and it does not follow the primary's.
+   */
+  setPassword(index: number, password: string): boolean;
   /** The replica pools (metrics), and closing them. */
   pools(): pg.Pool[];
   end(): Promise<void>;
@@ -46,11 +56,35 @@ const LAG = `SELECT CASE WHEN NOT pg_is_in_recovery()
   ELSE COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()) * 1000, 0)
   END::float8 AS lag_ms`;
 
+export interface ReplicaState {
+  /** Its hosts, `host:port` each (never a user or password). */
+  replica: string;
+  usable: boolean;
+  /** Why: the replay lag, or why it cannot be reached (the reason, never a password). */
+  reason: string;
+}
+
+/** The primary's login, which a replica URL without a password of its own follows. */
+export interface PrimaryLogin {
+  user: string;
+  password: LivePassword;
+}
+
 interface Replica {
   pool: HostPool;
+  label: string;
+  /** Where its password comes from: null when its URL has none and it follows no primary. */
+  password: { own: string | null } | null;
   usable: boolean;
+  reason: string;
   checkedAt: number;
   checking: Promise<void> | null;
+}
+
+/** Why a replica cannot be reached, in words safe to show: no password, no URL. */
+function safeReason(error: unknown): string {
+  const reason = error instanceof AppError ? error.details?.['reason'] : undefined;
+  return typeof reason === 'string' ? reason : connectionReason(error);
 }
 
 const callerKey = (p: Principal): string => `${p.kind}:${p.tokenId ?? p.userId ?? ''}`;
@@ -60,13 +94,29 @@ export function createCallRouter(
   settings: ReplicaSettings,
   poolOptions: HostPoolOptions,
   onState: (replica: string, usable: boolean, why: string) => void,
+  primaryLogin: PrimaryLogin | null = null,
 ): CallRouter {
-  const replicas: Replica[] = settings.urls.map((url) => ({
-    pool: createHostPool(targetsOfUrl(url), poolOptions),
-    usable: false,
-    checkedAt: 0,
-    checking: null,
-  }));
+  const primaryPassword = (): string => primaryLogin?.password.get() ?? '';
+  const replicas: Replica[] = settings.urls.map((url) => {
+    const targets = targetsOfUrl(url);
+    // No password of its own, or the primary's user and password: it follows the primary's
+    // (a rotation of the primary's reaches it); another password is its own, rotated alone.
+    const { user, password: given } = credentialsOfUrl(url);
+    const follows =
+      primaryLogin !== null &&
+      (given === '' || (user === primaryLogin.user && given === primaryPassword()));
+    const password = follows ? { own: null } : given !== '' ? { own: given } : null;
+    if (password) passwordFrom(targets, () => password.own ?? primaryPassword());
+    return {
+      pool: createHostPool(targets, poolOptions),
+      label: targets.hosts.map((h) => h.label).join(','),
+      password,
+      usable: false,
+      reason: 'not checked yet',
+      checkedAt: 0,
+      checking: null,
+    };
+  });
   const lastWrite = new Map<string, number>();
   let next = 0;
 
@@ -81,10 +131,13 @@ export function createCallRouter(
           const why = `replay lag ${Math.round(lag)} ms (limit ${settings.maxLagMs})`;
           if (usable !== replica.usable) onState(replica.pool.current() ?? '?', usable, why);
           replica.usable = usable;
+          replica.reason = why;
         },
-        (error: Error) => {
-          if (replica.usable) onState(replica.pool.current() ?? '?', false, error.message);
+        (error: unknown) => {
+          const why = safeReason(error);
+          if (replica.usable) onState(replica.pool.current() ?? replica.label, false, why);
           replica.usable = false;
+          replica.reason = why;
         },
       )
       .finally(() => {
@@ -127,9 +180,10 @@ export function createCallRouter(
             const client = await replica.pool.connect();
             noteServer(replica.pool.current());
             return { client, pool: replica.pool };
-          } catch {
+          } catch (error) {
             // Down since its last check: skipped until a check finds it back.
             replica.usable = false;
+            replica.reason = safeReason(error);
           }
         }
       }
@@ -138,6 +192,18 @@ export function createCallRouter(
       return { client, pool: primary };
     },
     done: noteWrite,
+    async states() {
+      const now = Date.now();
+      await Promise.all(replicas.filter((r) => now - r.checkedAt >= CHECK_EVERY_MS).map(check));
+      return replicas.map((r) => ({ replica: r.label, usable: r.usable, reason: r.reason }));
+    },
+    setPassword(index, password) {
+      const replica = replicas[index];
+      if (!replica?.password) return false;
+      // The primary's password again: it follows the primary's from now on.
+      replica.password.own = primaryLogin && password === primaryPassword() ? null : password;
+      return true;
+    },
     pools: () => replicas.flatMap((r) => r.pool.pools()),
     async end() {
       await Promise.all(replicas.map((r) => r.pool.end().catch(() => undefined)));

@@ -46,7 +46,12 @@ export interface HealthReport {
   ok: boolean;
   database: string;
   /** Each configured database's state (up or unavailable). */
-  databases?: { name: string; status: string }[];
+  databases?: {
+    name: string;
+    status: string;
+    /** Its read replicas (when it has some): usable or not, and why. */
+    replicas?: { replica: string; usable: boolean; reason: string }[];
+  }[];
 }
 
 export interface HttpServerDeps {
