@@ -99,12 +99,14 @@ export function createCallRouter(
   const primaryPassword = (): string => primaryLogin?.password.get() ?? '';
   const replicas: Replica[] = settings.urls.map((url) => {
     const targets = targetsOfUrl(url);
-    // No password of its own, or the primary's user and password: it follows the primary's
-    // (a rotation of the primary's reaches it); another password is its own, rotated alone.
+    // The primary's user with no password of its own, or the primary's password: it follows the
+    // primary's (a rotation of the primary's reaches it). Another password is its own, rotated
+    // alone; another user without one logs in as the driver would (PGPASSWORD, .pgpass).
     const { user, password: given } = credentialsOfUrl(url);
     const follows =
       primaryLogin !== null &&
-      (given === '' || (user === primaryLogin.user && given === primaryPassword()));
+      user === primaryLogin.user &&
+      (given === '' || given === primaryPassword());
     const password = follows ? { own: null } : given !== '' ? { own: given } : null;
     if (password) passwordFrom(targets, () => password.own ?? primaryPassword());
     return {
@@ -193,8 +195,10 @@ export function createCallRouter(
     },
     done: noteWrite,
     async states() {
+      // What the last checks found; a check that is due starts, unawaited: a replica that does
+      // not answer must not hold /health (a load balancer's probe) for a connect timeout.
       const now = Date.now();
-      await Promise.all(replicas.filter((r) => now - r.checkedAt >= CHECK_EVERY_MS).map(check));
+      for (const r of replicas) if (now - r.checkedAt >= CHECK_EVERY_MS) void check(r);
       return replicas.map((r) => ({ replica: r.label, usable: r.usable, reason: r.reason }));
     },
     setPassword(index, password) {
