@@ -13,7 +13,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js';
 import {
-  budgetMs,
+  fuzzSettings,
+  loggedErrors,
   chatBody,
   HTTP_METHODS,
   LEGACY,
@@ -45,28 +46,8 @@ import {
 const pg = await realPostgres('test/e2e/fuzz.test.ts (a hostile client)');
 const LIMIT = 65_536;
 const DEFAULT_SECONDS = 24;
-const seed = process.env['PGMCP_FUZZ_SEED'] ? Number(process.env['PGMCP_FUZZ_SEED']) : undefined;
 
-function settings(share: number): fc.Parameters<unknown> {
-  return {
-    numRuns: 1_000_000,
-    interruptAfterTimeLimit: budgetMs(share, DEFAULT_SECONDS),
-    endOnFailure: true,
-    ...(seed !== undefined ? { seed } : {}),
-  };
-}
-
-/** Log lines at level error or above (pino's JSON: level ≥ 50) and unhandled rejections. */
-function loggedErrors(stderr: string): string[] {
-  return stderr.split('\n').filter((line) => {
-    if (/unhandled rejection|uncaught/i.test(line)) return true;
-    try {
-      return (JSON.parse(line) as { level?: number }).level! >= 50;
-    } catch {
-      return false;
-    }
-  });
-}
+const settings = (share: number) => fuzzSettings(share, DEFAULT_SECONDS);
 
 /** What node:http will send as a header value (a client cannot send anything else). */
 function headerSafe(value: unknown): value is string {

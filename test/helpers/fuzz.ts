@@ -582,3 +582,29 @@ export function budgetMs(share: number, defaultSeconds: number): number {
   const total = Number(process.env['PGMCP_FUZZ_SECONDS'] ?? defaultSeconds);
   return Math.max(1_000, Math.round(total * 1000 * share));
 }
+
+/**
+ * fast-check's settings for one property: as many runs as fit in its share of the time budget
+ * (budgetMs), stopping at the first failure, replayable with PGMCP_FUZZ_SEED.
+ */
+export function fuzzSettings(share: number, defaultSeconds: number): fc.Parameters<unknown> {
+  const seed = process.env['PGMCP_FUZZ_SEED'];
+  return {
+    numRuns: 1_000_000,
+    interruptAfterTimeLimit: budgetMs(share, defaultSeconds),
+    endOnFailure: true,
+    ...(seed ? { seed: Number(seed) } : {}),
+  };
+}
+
+/** Log lines at level error or above (pino's JSON: level ≥ 50) and unhandled rejections. */
+export function loggedErrors(stderr: string): string[] {
+  return stderr.split('\n').filter((line) => {
+    if (/unhandled rejection|uncaught/i.test(line)) return true;
+    try {
+      return (JSON.parse(line) as { level?: number }).level! >= 50;
+    } catch {
+      return false;
+    }
+  });
+}
