@@ -154,7 +154,7 @@ export const LEGITIMATE: readonly LegitEntry[] = [
     `SELECT pg_size_pretty(pg_total_relation_size('${T}')) IS NOT NULL`,
     true,
   ),
-  q('SHOW', 'SHOW statement_timeout', '2s'),
+  q('SHOW', 'SHOW transaction_read_only', 'on'),
   q('reading a setting', "SELECT current_setting('transaction_read_only')", 'on'),
   q('parameters', `SELECT count(*)::int FROM ${T} WHERE grp = $1`, 16, { params: ['a'] }),
   q('paging with offset', `SELECT id FROM ${T} ORDER BY id`, 41, { offset: 40, limit: 5 }),

@@ -13,7 +13,14 @@ import { installCatalogTrigger } from '../../src/catalog/watch.js';
 import { startEmbedded } from '../../src/db/embedded/index.js';
 import { startPgBouncer, type PgBouncer, type PoolMode } from '../helpers/pgbouncer.js';
 import { TEST_ROLE, uniqueSchemaName, withClient, type RealPostgres } from '../helpers/postgres.js';
-import { fixtureSql, securityServerEnv, snapshotSql, startTarget, type Target } from './harness.js';
+import {
+  EMBEDDED_STATEMENT_TIMEOUT_MS,
+  fixtureSql,
+  securityServerEnv,
+  snapshotSql,
+  startTarget,
+  type Target,
+} from './harness.js';
 import { catalogFixtureSql, deniedColumnFixtureSql, stateStandInSql } from './catalog.js';
 import { indirectionFixtureSql, passwordRoleSql, policyEnv } from './indirection.js';
 
@@ -189,7 +196,10 @@ export async function embeddedTarget(): Promise<Target> {
       database: 'postgres',
       extensions: available,
       serverArgs: ['--data-dir', dataDir],
-      env: securityServerEnv(policyEnv(SCHEMA)),
+      env: securityServerEnv({
+        ...policyEnv(SCHEMA),
+        PGMCP_STATEMENT_TIMEOUT_MS: String(EMBEDDED_STATEMENT_TIMEOUT_MS),
+      }),
       victimPid: null,
       // Nothing else may open the data directory: the state is read through the server.
       snapshot: null,
