@@ -371,6 +371,9 @@ async function driveQueryDatabase(
   expect((await page(0)).structuredContent).toMatchObject({ nextOffset: 10, truncated: true });
   expect((await page(20)).structuredContent).toMatchObject({ rowCount: 10, nextOffset: null });
   expect((await page(30)).structuredContent).toMatchObject({ rowCount: 0, truncated: false });
+  // A lone row over the 1 MiB byte cap: kept with its long values cut, and the structure says so.
+  const cut = await s.ok('query_database', { query: "SELECT repeat('x', 2000000) AS big" });
+  expect(cut.structuredContent).toMatchObject({ rowCount: 1, truncated: false, valuesCut: true });
   // Empty results, no columns, values of many types, params.
   await s.ok('query_database', { query: 'SELECT * FROM items WHERE false' });
   await s.ok('query_database', { query: 'SELECT FROM items LIMIT 1' });
